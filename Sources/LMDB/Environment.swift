@@ -1,0 +1,201 @@
+import CLMDB
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// An LMDB environment: one directory holding `data.mdb` and `lock.mdb`, memory-mapped.
+///
+/// The environment is opened with `MDB_NOTLS`, so read transactions are not bound to threads and
+/// any thread may run them. Write transactions are scoped to a synchronous closure (see
+/// ``write(_:)``), so they begin and end on one thread and can never span an `await`.
+///
+/// The directory is created with mode 0700 and the files with 0600, whatever the umask. Stale
+/// reader slots left by dead processes are cleared on open (`mdb_reader_check`).
+public final class Environment: @unchecked Sendable {
+  // @unchecked Sendable: LMDB environments are thread-safe with MDB_NOTLS; the mutable Swift state
+  // (database cache, map size) is behind `databases` (a Mutex) and `resizeLock`, and the map is
+  // resized only while `resizeLock` is held exclusively, i.e. while no transaction of this process
+  // is active, as LMDB requires.
+  let handle: OpaquePointer
+  let resizeLock = ResizeLock()
+  private let databases = Mutex<[String: Database]>([:])
+  private let mapSizeState: Mutex<Int>
+
+  /// The directory of the environment.
+  public let path: String
+  /// The options it was opened with.
+  public let options: Options
+
+  /// How an environment is opened.
+  public struct Options: Sendable {
+    /// The initial map size in bytes. The map grows on `MDB_MAP_FULL` up to ``maximumMapSize``.
+    public var mapSize: Int = 64 << 20
+    /// The largest map size growth may reach, in bytes.
+    public var maximumMapSize: Int = 1 << 40
+    /// The maximum number of named databases.
+    public var maxDatabases: Int = 64
+    /// The maximum number of concurrent read transactions, across all processes.
+    public var maxReaders: Int = 126
+    /// Whether commits are flushed to disk before they return.
+    public var durability: Durability = .durable
+    /// Open read-only: the environment must exist, and write transactions fail.
+    public var readOnly: Bool = false
+
+    /// Creates options with the defaults above.
+    public init() {}
+  }
+
+  /// What a commit guarantees when it returns.
+  public enum Durability: Sendable {
+    /// `fsync` on every commit: a returned commit survives a power loss.
+    case durable
+    /// No flush (`MDB_NOSYNC`): a returned commit survives a process crash but maybe not a power
+    /// loss. For tests and bulk loads.
+    case noSync
+  }
+
+  /// Opens (and if needed creates) the environment at `path`.
+  ///
+  /// - Parameters:
+  ///   - path: the environment directory; created with mode 0700 unless ``Options/readOnly``.
+  ///   - options: map size, limits and durability.
+  /// - Throws: ``LMDBError`` naming the path: `noSuchFile` for a missing read-only environment,
+  ///   `invalid` or `versionMismatch` for a file that is not an LMDB environment.
+  public init(path: String, options: Options = Options()) throws(LMDBError) {
+    self.path = path
+    self.options = options
+    precondition(options.mapSize > 0 && options.maximumMapSize >= options.mapSize, "bad map sizes")
+    if !options.readOnly {
+      if mkdir(path, 0o700) == 0 {
+        chmod(path, 0o700)  // mkdir applies the umask; the directory must be private whatever it is.
+      } else if errno != EEXIST {
+        throw LMDBError(code: .init(rawValue: errno), operation: "mkdir", context: path)
+      }
+    }
+    var env: OpaquePointer?
+    try check(mdb_env_create(&env), "mdb_env_create", context: path)
+    guard let env else { throw LMDBError(code: .invalid, operation: "mdb_env_create", context: path) }
+    do {
+      try check(mdb_env_set_mapsize(env, options.mapSize), "mdb_env_set_mapsize", context: path)
+      try check(mdb_env_set_maxdbs(env, MDB_dbi(options.maxDatabases)), "mdb_env_set_maxdbs", context: path)
+      try check(
+        mdb_env_set_maxreaders(env, UInt32(options.maxReaders)), "mdb_env_set_maxreaders", context: path)
+      var flags = UInt32(MDB_NOTLS)
+      if options.durability == .noSync { flags |= UInt32(MDB_NOSYNC) }
+      if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+      try check(mdb_env_open(env, path, flags, 0o600), "mdb_env_open", context: path)
+    } catch {
+      mdb_env_close(env)
+      throw error
+    }
+    handle = env
+    var info = MDB_envinfo()
+    mdb_env_info(env, &info)
+    mapSizeState = Mutex(info.me_mapsize)
+    var dead: Int32 = 0
+    try check(mdb_reader_check(env, &dead), "mdb_reader_check", context: path)
+  }
+
+  deinit {
+    mdb_env_close(handle)
+  }
+
+  /// Opens a named database, creating it with `flags` if ``Database/Flags/create`` is given.
+  ///
+  /// Handles are cached: opening the same name again returns the same handle. Open databases at
+  /// start-up, before transactions run on other threads (LMDB's rule for `mdb_dbi_open`).
+  /// - Throws: ``LMDBError`` naming the database; `notFound` when it does not exist and
+  ///   `create` was not given.
+  public func openDatabase(_ name: String?, flags: Database.Flags = [.create]) throws(LMDBError) -> Database {
+    let key = name ?? ""
+    if let cached = databases.withLock({ $0[key] }) { return cached }
+    let create = flags.contains(.create) && !options.readOnly
+    let body: (Transaction) throws(LMDBError) -> Database = { txn throws(LMDBError) in
+      var dbi = MDB_dbi()
+      let openFlags = create ? flags.rawValue : flags.subtracting(.create).rawValue
+      try check(mdb_dbi_open(txn.handle, name, openFlags, &dbi), "mdb_dbi_open", context: key)
+      return Database(handle: dbi, name: name, flags: flags.subtracting(.create))
+    }
+    let database: Database
+    do {
+      database = create ? try write(body) : try read(body)
+    } catch let error as LMDBError {
+      throw error
+    } catch {
+      throw LMDBError(code: .invalid, operation: "mdb_dbi_open", context: "\(key): \(error)")
+    }
+    databases.withLock { $0[key] = database }
+    return database
+  }
+
+  /// The current size of the memory map in bytes.
+  public var mapSize: Int { mapSizeState.withLock { $0 } }
+
+  /// Facts about the environment and its use.
+  public struct Info: Sendable {
+    /// Size of the memory map in bytes.
+    public var mapSize: Int
+    /// Number of the last used page; `(lastPage + 1) * pageSize` bytes of the file are in use.
+    public var lastPage: Int
+    /// ID of the last committed transaction.
+    public var lastTransaction: Int
+    /// Reader slots in use, including stale ones.
+    public var readers: Int
+    /// Maximum number of reader slots.
+    public var maxReaders: Int
+    /// The page size in bytes.
+    public var pageSize: Int
+  }
+
+  /// Facts about the environment (`mdb_env_info`, `mdb_env_stat`).
+  public func info() -> Info {
+    var info = MDB_envinfo()
+    var stat = MDB_stat()
+    mdb_env_info(handle, &info)
+    mdb_env_stat(handle, &stat)
+    return Info(
+      mapSize: info.me_mapsize, lastPage: info.me_last_pgno, lastTransaction: info.me_last_txnid,
+      readers: Int(info.me_numreaders), maxReaders: Int(info.me_maxreaders), pageSize: Int(stat.ms_psize))
+  }
+
+  /// Clears reader slots left behind by dead processes (`mdb_reader_check`).
+  /// - Returns: how many slots were cleared.
+  @discardableResult
+  public func clearStaleReaders() throws(LMDBError) -> Int {
+    var dead: Int32 = 0
+    try check(mdb_reader_check(handle, &dead), "mdb_reader_check", context: path)
+    return Int(dead)
+  }
+
+  /// Flushes the data buffers to disk (`mdb_env_sync`), for environments opened with ``Durability/noSync``.
+  public func sync() throws(LMDBError) {
+    try check(mdb_env_sync(handle, 1), "mdb_env_sync", context: path)
+  }
+
+  /// Grows the map to at least twice its size (or adopts a larger size set by another process).
+  /// - Parameter adoptOnly: only adopt the size another process set (`MDB_MAP_RESIZED`).
+  func growMap(adoptOnly: Bool) throws(LMDBError) {
+    try resizeLock.withExclusive { () throws(LMDBError) in
+      try mapSizeState.withLock { (size: inout Int) throws(LMDBError) in
+        if adoptOnly {
+          try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize", context: path)
+        } else {
+          guard size < options.maximumMapSize else {
+            throw LMDBError(
+              code: .mapFull, operation: "mdb_env_set_mapsize",
+              context: "\(path): the map reached its maximum of \(options.maximumMapSize) bytes")
+          }
+          let target = min(max(size * 2, size + (1 << 20)), options.maximumMapSize)
+          try check(mdb_env_set_mapsize(handle, target), "mdb_env_set_mapsize", context: path)
+        }
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        size = info.me_mapsize
+      }
+    }
+  }
+}

@@ -1,0 +1,89 @@
+import CLMDB
+
+/// An error reported by LMDB, with the operation that failed and what it was working on.
+///
+/// Every call into the C API goes through ``check(_:_:context:)``, so every failure carries
+/// LMDB's code, the name of the C function, `mdb_strerror`'s message and, where known, the path
+/// or database involved.
+public struct LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
+  /// A typed LMDB (or `errno`) result code.
+  public struct Code: Hashable, Sendable, CustomStringConvertible {
+    /// The raw value as LMDB returned it: one of LMDB's negative codes or a positive `errno`.
+    public let rawValue: Int32
+
+    /// Creates a code from LMDB's raw value.
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+
+    /// Key/data pair already exists (`MDB_KEYEXIST`).
+    public static let keyExists = Code(rawValue: MDB_KEYEXIST)
+    /// No matching key/data pair found (`MDB_NOTFOUND`).
+    public static let notFound = Code(rawValue: MDB_NOTFOUND)
+    /// Requested page not found: usually a damaged file (`MDB_PAGE_NOTFOUND`).
+    public static let pageNotFound = Code(rawValue: MDB_PAGE_NOTFOUND)
+    /// Located page was the wrong type: a damaged file (`MDB_CORRUPTED`).
+    public static let corrupted = Code(rawValue: MDB_CORRUPTED)
+    /// Update of meta page failed or environment had a fatal error (`MDB_PANIC`).
+    public static let panic = Code(rawValue: MDB_PANIC)
+    /// Environment version mismatch (`MDB_VERSION_MISMATCH`).
+    public static let versionMismatch = Code(rawValue: MDB_VERSION_MISMATCH)
+    /// The file is not a valid LMDB file (`MDB_INVALID`).
+    public static let invalid = Code(rawValue: MDB_INVALID)
+    /// Environment map size reached (`MDB_MAP_FULL`).
+    public static let mapFull = Code(rawValue: MDB_MAP_FULL)
+    /// Environment maximum number of databases reached (`MDB_DBS_FULL`).
+    public static let databasesFull = Code(rawValue: MDB_DBS_FULL)
+    /// Environment maximum number of readers reached (`MDB_READERS_FULL`).
+    public static let readersFull = Code(rawValue: MDB_READERS_FULL)
+    /// Transaction has too many dirty pages (`MDB_TXN_FULL`).
+    public static let transactionFull = Code(rawValue: MDB_TXN_FULL)
+    /// Another process grew the map beyond this process's mapping (`MDB_MAP_RESIZED`).
+    public static let mapResized = Code(rawValue: MDB_MAP_RESIZED)
+    /// The operation and the database flags do not match (`MDB_INCOMPATIBLE`).
+    public static let incompatible = Code(rawValue: MDB_INCOMPATIBLE)
+    /// The transaction must be aborted: an earlier operation failed (`MDB_BAD_TXN`).
+    public static let badTransaction = Code(rawValue: MDB_BAD_TXN)
+    /// Key or data too large or of the wrong size (`MDB_BAD_VALSIZE`).
+    public static let badValueSize = Code(rawValue: MDB_BAD_VALSIZE)
+    /// No such file or directory (`ENOENT`).
+    public static let noSuchFile = Code(rawValue: 2)
+    /// Permission denied (`EACCES`).
+    public static let permissionDenied = Code(rawValue: 13)
+
+    /// LMDB's own description of the code (`mdb_strerror`).
+    public var description: String { String(cString: mdb_strerror(rawValue)) }
+  }
+
+  /// What LMDB answered.
+  public let code: Code
+  /// The C function that failed, for example `mdb_put`.
+  public let operation: String
+  /// `mdb_strerror`'s message for ``code``.
+  public let message: String
+  /// What the operation was working on: a path, a database name, a key; empty when unknown.
+  public let context: String
+
+  /// Creates an error for a failed operation.
+  public init(code: Code, operation: String, context: String = "") {
+    self.code = code
+    self.operation = operation
+    self.message = code.description
+    self.context = context
+  }
+
+  public var description: String {
+    let base = "LMDB \(operation) failed: \(message) (code \(code.rawValue))"
+    return context.isEmpty ? base : "\(base) [\(context)]"
+  }
+}
+
+/// Throws an ``LMDBError`` unless `result` is `MDB_SUCCESS`.
+///
+/// The one function every C call's result goes through.
+@inline(__always)
+func check(
+  _ result: Int32, _ operation: StaticString, context: @autoclosure () -> String = ""
+) throws(LMDBError) {
+  if _slowPath(result != 0) {
+    throw LMDBError(code: .init(rawValue: result), operation: "\(operation)", context: context())
+  }
+}
