@@ -1,0 +1,50 @@
+import Foundation
+
+/// An event type: the stored contract of one kind of change.
+///
+/// Adopt it with one small conformance; `Codable` is synthesized, and the payload is stored in
+/// the compact binary format of ``BinaryEncoder``:
+///
+/// ```swift
+/// struct BookingDeleted: EventPayload {
+///   static let eventType = "BookingDeleted"
+///   var bookingID: UUID
+/// }
+/// ```
+///
+/// The binary format is positional. Changing the stored properties of an event type (their
+/// order, types or number) is a new schema: raise ``schemaVersion`` and implement
+/// ``upcast(from:payload:)`` to read the older versions still in the log.
+public protocol EventPayload: Codable, Sendable {
+  /// The stored type name; never change it once events of the type are stored.
+  static var eventType: String { get }
+  /// The schema version new events are written with. Defaults to 1.
+  static var schemaVersion: UInt16 { get }
+  /// Reads a payload written with an older `schemaVersion`.
+  ///
+  /// The default throws ``EventStoreError/unsupportedSchemaVersion(type:version:supported:)``.
+  /// - Parameters:
+  ///   - schemaVersion: the version the payload was written with, lower than ``schemaVersion``.
+  ///   - payload: the stored bytes; decode them as the old shape with ``EncodedPayload/decode(_:)``.
+  static func upcast(from schemaVersion: UInt16, payload: EncodedPayload) throws -> Self
+}
+
+extension EventPayload {
+  public static var schemaVersion: UInt16 { 1 }
+
+  public static func upcast(from schemaVersion: UInt16, payload: EncodedPayload) throws -> Self {
+    throw EventStoreError.unsupportedSchemaVersion(
+      type: eventType, version: schemaVersion, supported: Self.schemaVersion)
+  }
+}
+
+/// The stored bytes of a payload, handed to an upcaster.
+public struct EncodedPayload: Sendable {
+  /// The payload bytes.
+  public let bytes: [UInt8]
+
+  /// Decodes the bytes as `type` (an older shape of the event) with ``BinaryDecoder``.
+  public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+    try BinaryDecoder().decode(type, from: bytes)
+  }
+}

@@ -1,0 +1,40 @@
+/// A read model folded from the events, stored in its own LMDB tables and kept up to date inside
+/// every append's write transaction.
+///
+/// A projection declares the tables it owns and applies one event at a time to a
+/// ``ProjectionState``. The same `apply` serves the inline path (tables in LMDB, inside the
+/// append's transaction) and replay (tables in memory), so a replay rebuilds exactly what the
+/// live path built. `apply` must be deterministic: it may read only the event and its own tables.
+public protocol Projection: Sendable {
+  /// A stable, unique name: it names the projection's tables and checkpoint.
+  /// 1 to 100 characters from `a-z`, `0-9`, `.`, `_`, `-`.
+  var name: String { get }
+  /// Raise it whenever `apply` or the row format changes: on open, a projection whose stored
+  /// version differs is rebuilt from the log.
+  var version: UInt32 { get }
+  /// The names of the tables the projection owns (same alphabet as ``name``).
+  var tables: [String] { get }
+  /// Applies one event.
+  /// - Throws: anything; the append that carried the event then fails and stores nothing.
+  func apply(_ event: RecordedEvent, to state: ProjectionState) throws
+}
+
+extension Projection {
+  func validate() throws {
+    func valid(_ text: String) -> Bool {
+      !text.isEmpty && text.count <= 100
+        && text.unicodeScalars.allSatisfy {
+          ("a"..."z").contains($0) || ("0"..."9").contains($0) || "._-".unicodeScalars.contains($0)
+        }
+    }
+    guard valid(name) else {
+      throw EventStoreError.invalidProjection("'\(name)' is not a valid projection name (a-z 0-9 . _ -)")
+    }
+    guard !tables.isEmpty, Set(tables).count == tables.count else {
+      throw EventStoreError.invalidProjection("projection '\(name)' must declare distinct tables")
+    }
+    for table in tables where !valid(table) {
+      throw EventStoreError.invalidProjection("projection '\(name)': '\(table)' is not a valid table name")
+    }
+  }
+}

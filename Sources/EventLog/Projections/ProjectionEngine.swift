@@ -1,0 +1,158 @@
+import Foundation
+import LMDB
+
+/// The shared machinery of the inline path, catch-up, rebuild and replay: folding stored events
+/// into projection states, writing in-memory tables to LMDB, and comparing the two.
+enum ProjectionEngine {
+  typealias Target = (projection: any Projection, state: ProjectionState)
+
+  /// Applies one event to every target, naming the projection and event on failure.
+  @inline(__always)
+  static func apply(_ event: RecordedEvent, to targets: [Target]) throws {
+    for target in targets {
+      do {
+        try target.projection.apply(event, to: target.state)
+      } catch let error as LMDBError {
+        throw error  // let the environment see map-full and grow
+      } catch {
+        throw EventStoreError.projectionFailed(
+          projection: target.projection.name, sequence: event.sequence, reason: "\(error)")
+      }
+    }
+  }
+
+  /// Reads events `first...last` in `txn`, verifying each record and the gap-free sequence, and
+  /// applies them to `targets`.
+  /// - Returns: the number of events folded.
+  @discardableResult
+  static func fold(
+    from first: UInt64, through last: UInt64, in txn: Transaction, events: Database, into targets: [Target]
+  ) throws -> Int {
+    guard first <= last else { return 0 }
+    var expected = first
+    try txn.withCursor(in: events) { cursor in
+      var found = try withUnsafeBytes(of: first) { try cursor.seek($0) }
+      while found {
+        let sequence = cursor.key.loadUnaligned(as: UInt64.self)
+        if sequence > last { break }
+        guard sequence == expected else {
+          throw EventStoreError.corruptedRecord(
+            sequence: expected, reason: "the event is missing (the next stored is \(sequence))")
+        }
+        let event = try RecordCodec.decode(cursor.value, sequence: sequence)
+        try apply(event, to: targets)
+        expected += 1
+        found = try cursor.move(.next)
+      }
+    }
+    guard expected == last + 1 else {
+      throw EventStoreError.corruptedRecord(sequence: expected, reason: "the event is missing")
+    }
+    return Int(last - first + 1)
+  }
+
+  /// Fresh in-memory tables for `projection` and a state over them.
+  static func memoryTarget(for projection: any Projection) -> (Target, [String: MemoryTable]) {
+    var tables: [String: MemoryTable] = [:]
+    for table in projection.tables { tables[table] = MemoryTable() }
+    return ((projection, ProjectionState(projection: projection.name, backend: .memory(tables))), tables)
+  }
+
+  /// Replaces the contents of the LMDB tables with the in-memory ones, in key order.
+  static func write(
+    _ tables: [String: MemoryTable], to databases: [String: Database], in txn: WriteTransaction
+  ) throws {
+    for (name, table) in tables {
+      guard let database = databases[name] else { continue }
+      try txn.removeAll(in: database)
+      for entry in table.sortedEntries() {
+        try entry.key.withUnsafeBytes { k in
+          try entry.value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: database, flags: .append) }
+        }
+      }
+    }
+  }
+
+  /// The first entry where the in-memory tables and the LMDB tables differ, in table then key order.
+  static func firstDifference(
+    projection: String, expected tables: [String: MemoryTable], actual databases: [String: Database],
+    in txn: Transaction
+  ) throws -> ProjectionDifference? {
+    for name in tables.keys.sorted() {
+      guard let table = tables[name], let database = databases[name] else { continue }
+      let expected = table.sortedEntries()
+      var index = 0
+      var difference: ProjectionDifference?
+      try txn.withCursor(in: database) { cursor in
+        var found = try cursor.move(.first)
+        while found || index < expected.count {
+          let liveKey = found ? [UInt8](cursor.key) : nil
+          let replayEntry = index < expected.count ? expected[index] : nil
+          switch (liveKey, replayEntry) {
+          case (let live?, let replay?) where live == replay.key:
+            let liveValue = [UInt8](cursor.value)
+            if liveValue != replay.value {
+              difference = ProjectionDifference(
+                projection: projection, table: name, key: live, replayed: replay.value, live: liveValue)
+              return
+            }
+            index += 1
+            found = try cursor.move(.next)
+          case (let live?, let replay?):
+            if live.lexicographicallyPrecedes(replay.key) {
+              difference = ProjectionDifference(
+                projection: projection, table: name, key: live, replayed: nil, live: [UInt8](cursor.value))
+            } else {
+              difference = ProjectionDifference(
+                projection: projection, table: name, key: replay.key, replayed: replay.value, live: nil)
+            }
+            return
+          case (let live?, nil):
+            difference = ProjectionDifference(
+              projection: projection, table: name, key: live, replayed: nil, live: [UInt8](cursor.value))
+            return
+          case (nil, let replay?):
+            difference = ProjectionDifference(
+              projection: projection, table: name, key: replay.key, replayed: replay.value, live: nil)
+            return
+          case (nil, nil):
+            return
+          }
+        }
+      }
+      if let difference { return difference }
+    }
+    return nil
+  }
+}
+
+/// Where a replayed projection and the live one differ: the first differing entry.
+public struct ProjectionDifference: Sendable, Hashable, CustomStringConvertible {
+  /// The projection.
+  public var projection: String
+  /// The table.
+  public var table: String
+  /// The key of the entry.
+  public var key: [UInt8]
+  /// The replay's value; `nil` when the replay has no such entry.
+  public var replayed: [UInt8]?
+  /// The live value; `nil` when the live projection has no such entry.
+  public var live: [UInt8]?
+
+  public var description: String {
+    let keyText = key.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    let what: String
+    switch (replayed, live) {
+    case (nil, _): what = "present live but absent from the replay"
+    case (_, nil): what = "present in the replay but absent live"
+    default: what = "different values (replay \(replayed?.count ?? 0) bytes, live \(live?.count ?? 0) bytes)"
+    }
+    return "projection '\(projection)' table '\(table)' key 0x\(keyText): \(what)"
+  }
+}
+
+extension String {
+  func leftPadded(to width: Int) -> String {
+    count >= width ? self : String(repeating: "0", count: width - count) + self
+  }
+}

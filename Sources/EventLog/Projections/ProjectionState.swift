@@ -1,0 +1,82 @@
+import LMDB
+
+/// The tables of one projection as ``Projection/apply(_:to:)`` sees them: in LMDB inside the
+/// append's write transaction, or in memory during a replay.
+///
+/// Keys and values are bytes; ``row(_:forKey:in:)`` and ``putRow(_:forKey:in:)`` store `Codable`
+/// rows in the compact binary format of ``BinaryEncoder``. Keys are 1 to 511 bytes, sorted
+/// bytewise. A state is valid only during the `apply` call that receives it.
+public final class ProjectionState {
+  enum Backend {
+    case lmdb(WriteTransaction, [String: Database])
+    case memory([String: MemoryTable])
+  }
+
+  /// The projection's name.
+  public let projection: String
+  let backend: Backend
+
+  init(projection: String, backend: Backend) {
+    self.projection = projection
+    self.backend = backend
+  }
+
+  private func unknown(_ table: String) -> EventStoreError {
+    .invalidProjection("projection '\(projection)' has no table '\(table)'")
+  }
+
+  /// The value stored under `key` in `table`, or `nil`.
+  /// - Complexity: O(log n) in LMDB, O(1) in memory.
+  public func value(forKey key: [UInt8], in table: String) throws -> [UInt8]? {
+    switch backend {
+    case .lmdb(let txn, let databases):
+      guard let database = databases[table] else { throw unknown(table) }
+      return try key.withUnsafeBytes { try txn.value(forKey: $0, in: database) }
+    case .memory(let tables):
+      guard let memory = tables[table] else { throw unknown(table) }
+      return memory.entries[key]
+    }
+  }
+
+  /// Stores `value` under `key` in `table`, replacing what was there.
+  public func put(_ value: [UInt8], forKey key: [UInt8], in table: String) throws {
+    switch backend {
+    case .lmdb(let txn, let databases):
+      guard let database = databases[table] else { throw unknown(table) }
+      try key.withUnsafeBytes { k in
+        try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: database) }
+      }
+    case .memory(let tables):
+      guard let memory = tables[table] else { throw unknown(table) }
+      memory.entries[key] = value
+    }
+  }
+
+  /// Removes `key` from `table`.
+  /// - Returns: whether it was there.
+  @discardableResult
+  public func delete(forKey key: [UInt8], in table: String) throws -> Bool {
+    switch backend {
+    case .lmdb(let txn, let databases):
+      guard let database = databases[table] else { throw unknown(table) }
+      return try key.withUnsafeBytes { try txn.delete(forKey: $0, in: database) }
+    case .memory(let tables):
+      guard let memory = tables[table] else { throw unknown(table) }
+      return memory.entries.removeValue(forKey: key) != nil
+    }
+  }
+
+  /// The row stored under `key`, decoded, or `nil`.
+  public func row<T: Decodable>(_ type: T.Type, forKey key: [UInt8], in table: String) throws -> T? {
+    guard let bytes = try value(forKey: key, in: table) else { return nil }
+    return try BinaryDecoder().decode(type, from: bytes)
+  }
+
+  /// Stores `row`, encoded, under `key`.
+  public func putRow<T: Encodable>(_ row: T, forKey key: [UInt8], in table: String) throws {
+    try put(BinaryEncoder().encode(row), forKey: key, in: table)
+  }
+}
+
+@available(*, unavailable)
+extension ProjectionState: Sendable {}

@@ -1,0 +1,103 @@
+import LMDB
+
+/// Read access to the tables of one projection: live (inside a read transaction) or as a replay
+/// built them. Repositories read through it, so the same query code serves both.
+///
+/// A view is valid only inside the closure that received it; the bytes handed to
+/// ``forEach(in:from:_:)`` only during the call of its body.
+public final class ProjectionView {
+  enum Backend {
+    case lmdb(Transaction, [String: Database])
+    case memory([String: MemoryTable])
+  }
+
+  /// The projection's name.
+  public let projection: String
+  let backend: Backend
+
+  init(projection: String, backend: Backend) {
+    self.projection = projection
+    self.backend = backend
+  }
+
+  private func unknown(_ table: String) -> EventStoreError {
+    .invalidProjection("projection '\(projection)' has no table '\(table)'")
+  }
+
+  /// The value stored under `key` in `table`, or `nil`.
+  /// - Complexity: O(log n).
+  public func value(forKey key: [UInt8], in table: String) throws -> [UInt8]? {
+    switch backend {
+    case .lmdb(let txn, let databases):
+      guard let database = databases[table] else { throw unknown(table) }
+      return try storage { try key.withUnsafeBytes { try txn.value(forKey: $0, in: database) } }
+    case .memory(let tables):
+      guard let memory = tables[table] else { throw unknown(table) }
+      return memory.entries[key]
+    }
+  }
+
+  /// The row stored under `key`, decoded, or `nil`.
+  public func row<T: Decodable>(_ type: T.Type, forKey key: [UInt8], in table: String) throws -> T? {
+    guard let bytes = try value(forKey: key, in: table) else { return nil }
+    return try BinaryDecoder().decode(type, from: bytes)
+  }
+
+  /// Calls `body` for each entry of `table` in key order, from `start` (inclusive) on, until it
+  /// returns `false`.
+  /// - Complexity: O(log n + k) live; O(n log n) on a replay's in-memory tables.
+  public func forEach(
+    in table: String, from start: [UInt8]? = nil,
+    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
+    switch backend {
+    case .lmdb(let txn, let databases):
+      guard let database = databases[table] else { throw unknown(table) }
+      try storage {
+        try txn.withCursor(in: database) { cursor in
+          var found = try start.map { try cursor.seek($0) } ?? cursor.move(.first)
+          while found {
+            guard try body(cursor.key, cursor.value) else { return }
+            found = try cursor.move(.next)
+          }
+        }
+      }
+    case .memory(let tables):
+      guard let memory = tables[table] else { throw unknown(table) }
+      for entry in memory.sortedEntries() {
+        if let start, entry.key.lexicographicallyPrecedes(start) { continue }
+        let proceed = try entry.key.withUnsafeBytes { k in
+          try entry.value.withUnsafeBytes { v in try body(k, v) }
+        }
+        if !proceed { return }
+      }
+    }
+  }
+
+  /// Every row of `table` in key order, decoded.
+  public func rows<T: Decodable>(_ type: T.Type, in table: String) throws -> [T] {
+    var rows: [T] = []
+    let decoder = BinaryDecoder()
+    try forEach(in: table) { _, value in
+      rows.append(try decoder.decode(type, from: value))
+      return true
+    }
+    return rows
+  }
+
+  /// The number of entries in `table`.
+  /// - Complexity: O(1).
+  public func count(in table: String) throws -> Int {
+    switch backend {
+    case .lmdb(let txn, let databases):
+      guard let database = databases[table] else { throw unknown(table) }
+      return try storage { try txn.count(in: database) }
+    case .memory(let tables):
+      guard let memory = tables[table] else { throw unknown(table) }
+      return memory.entries.count
+    }
+  }
+}
+
+@available(*, unavailable)
+extension ProjectionView: Sendable {}

@@ -1,0 +1,180 @@
+import Foundation
+import LMDB
+
+/// How far a replay or a verification has come.
+public struct ProgressReport: Sendable {
+  /// Events processed so far.
+  public var completed: UInt64
+  /// Events to process in all.
+  public var total: UInt64
+  /// Time since the start.
+  public var elapsed: Duration
+
+  /// Events per second so far.
+  public var rate: Double {
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    return seconds > 0 ? Double(completed) / seconds : 0
+  }
+}
+
+/// Projections rebuilt from the log into memory, away from the live ones.
+///
+/// Read them with ``projection(_:)`` (the same ``ProjectionView`` the live projections give),
+/// compare them with the live ones (``EventStore/firstDifference(from:)``) or swap them in
+/// (``EventStore/rebuildProjections(progress:)``). Memory is bounded by the projections' state,
+/// not by the log's length.
+public final class ReplayResult {
+  /// The last event folded in.
+  public private(set) var throughSequence: UInt64
+  /// How many events were folded.
+  public private(set) var eventCount: Int
+  /// How long the fold took.
+  public let duration: Duration
+  let targets: [ProjectionEngine.Target]
+  let tables: [String: [String: MemoryTable]]
+
+  init(
+    throughSequence: UInt64, eventCount: Int, duration: Duration, targets: [ProjectionEngine.Target],
+    tables: [String: [String: MemoryTable]]
+  ) {
+    self.throughSequence = throughSequence
+    self.eventCount = eventCount
+    self.duration = duration
+    self.targets = targets
+    self.tables = tables
+  }
+
+  /// The replayed tables of the projection named `name`.
+  public func projection(_ name: String) throws -> ProjectionView {
+    guard let tables = tables[name] else {
+      throw EventStoreError.invalidProjection("no projection named '\(name)' is registered")
+    }
+    return ProjectionView(projection: name, backend: .memory(tables))
+  }
+
+  /// Folds events `throughSequence + 1 ... last` from `txn` in.
+  func advance(through last: UInt64, in txn: Transaction, events: Database) throws {
+    guard last > throughSequence else { return }
+    eventCount += try ProjectionEngine.fold(
+      from: throughSequence + 1, through: last, in: txn, events: events, into: targets)
+    throughSequence = last
+  }
+}
+
+@available(*, unavailable)
+extension ReplayResult: Sendable {}
+
+extension EventStore {
+  /// Rebuilds every projection from the log into memory, up to `sequence` (the head when `nil`).
+  ///
+  /// Reads in chunks of ``Options/replayChunkSize`` events, each in a fresh read transaction.
+  /// `replay(through: n)` is the state as of the n-th event: time travel.
+  /// - Parameter progress: called after each chunk.
+  /// - Throws: ``EventStoreError/corruptedRecord(sequence:reason:)`` for a damaged or missing
+  ///   event, ``EventStoreError/projectionFailed(projection:sequence:reason:)``.
+  /// - Complexity: O(n) reads; memory O(size of the projections).
+  public func replay(
+    through sequence: UInt64? = nil, progress: ((ProgressReport) -> Void)? = nil
+  ) throws -> ReplayResult {
+    let clock = ContinuousClock()
+    let start = clock.now
+    let head = try self.head()
+    let last = min(sequence ?? head, head)
+    var targets: [ProjectionEngine.Target] = []
+    var tables: [String: [String: MemoryTable]] = [:]
+    for projection in projections {
+      let (target, memory) = ProjectionEngine.memoryTarget(for: projection)
+      targets.append(target)
+      tables[projection.name] = memory
+    }
+    var next: UInt64 = 1
+    let chunk = UInt64(max(1, options.replayChunkSize))
+    while next <= last {
+      let end = min(last, next + chunk - 1)
+      try storage {
+        try environment.read { txn in
+          try ProjectionEngine.fold(from: next, through: end, in: txn, events: schema.events, into: targets)
+        }
+      }
+      next = end + 1
+      progress?(ProgressReport(completed: end, total: last, elapsed: clock.now - start))
+    }
+    return ReplayResult(
+      throughSequence: last, eventCount: Int(last), duration: clock.now - start, targets: targets,
+      tables: tables)
+  }
+
+  /// The first entry where `replay` and the live projections differ, or `nil` when they are equal.
+  ///
+  /// If events were appended since the replay, they are folded into `replay` first (in the same
+  /// read transaction as the comparison), so the two are compared at the same point.
+  public func firstDifference(from replay: ReplayResult) throws -> ProjectionDifference? {
+    try storage {
+      try environment.read { txn in
+        let head = try WriteBatch.head(in: txn, events: schema.events)
+        try replay.advance(through: head, in: txn, events: schema.events)
+        for projection in projections {
+          let checkpoint = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)
+          if checkpoint?.sequence != head || checkpoint?.version != projection.version {
+            return ProjectionDifference(
+              projection: projection.name, table: "(checkpoint)", key: Array(projection.name.utf8),
+              replayed: Schema.encode(.init(version: projection.version, sequence: head)),
+              live: checkpoint.map(Schema.encode))
+          }
+          guard let tables = replay.tables[projection.name],
+            let databases = projectionDatabases[projection.name]
+          else { continue }
+          if let difference = try ProjectionEngine.firstDifference(
+            projection: projection.name, expected: tables, actual: databases, in: txn)
+          {
+            return difference
+          }
+        }
+        return nil
+      }
+    }
+  }
+
+  /// Rebuilds every projection from the log and swaps the result in atomically.
+  ///
+  /// The fold runs outside the writer; then, on the writer, the events appended meanwhile are
+  /// folded in and one write transaction replaces every projection's tables and checkpoint. A
+  /// reader sees either the old projections or the new ones, never a mix.
+  /// - Returns: the replay that was swapped in.
+  @discardableResult
+  public func rebuildProjections(
+    progress: (@Sendable (ProgressReport) -> Void)? = nil
+  ) async throws -> ReplayResult {
+    let replay = try self.replay(progress: progress)
+    let box = ReplayBox(replay)
+    try await exclusive { [self] in
+      try storage {
+        try environment.write { txn in
+          let head = try WriteBatch.head(in: txn, events: schema.events)
+          // A retried transaction (the map grew) finds the tail already folded: advance is idempotent.
+          try box.replay.advance(through: head, in: txn, events: schema.events)
+          for projection in projections {
+            guard let tables = box.replay.tables[projection.name],
+              let databases = projectionDatabases[projection.name]
+            else { continue }
+            try ProjectionEngine.write(tables, to: databases, in: txn)
+            let key = Array(projection.name.utf8)
+            let value = Schema.encode(.init(version: projection.version, sequence: head))
+            try key.withUnsafeBytes { k in
+              try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: schema.checkpoints) }
+            }
+          }
+        }
+      }
+    }
+    return replay
+  }
+}
+
+/// Carries a replay to the writer's queue and back.
+private final class ReplayBox: @unchecked Sendable {
+  // @unchecked Sendable: the replay is handed to the writer and used only there until the
+  // awaiting caller resumes; the two never touch it at the same time.
+  let replay: ReplayResult
+  init(_ replay: ReplayResult) { self.replay = replay }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import LMDB
+
+/// The databases of an event store environment and the encoding of their keys and values.
+/// See `Docs/OnDiskFormat.md`.
+struct Schema: Sendable {
+  /// The on-disk format this build reads and writes.
+  static let formatVersion: UInt32 = 1
+
+  /// `meta`: `"format"` → UInt32 format version.
+  let meta: Database
+  /// `events`: sequence (native UInt64, `MDB_INTEGERKEY`) → record (``RecordCodec``).
+  let events: Database
+  /// `event_ids`: event UUID (16 bytes) → sequence (UInt64 little-endian).
+  let eventIDs: Database
+  /// `stream_events` (`MDB_DUPSORT | MDB_DUPFIXED`): stream ID (UTF-8) → big-endian version
+  /// followed by big-endian sequence (16 bytes), one value per event of the stream.
+  let streamEvents: Database
+  /// `projections`: projection name → UInt32 version + UInt64 checkpoint sequence (little-endian).
+  let checkpoints: Database
+
+  init(environment: Environment) throws {
+    meta = try environment.openDatabase("meta")
+    events = try environment.openDatabase("events", flags: [.create, .integerKeys])
+    eventIDs = try environment.openDatabase("event_ids")
+    streamEvents = try environment.openDatabase(
+      "stream_events", flags: [.create, .duplicateSort, .duplicateFixed])
+    checkpoints = try environment.openDatabase("projections")
+  }
+
+  /// The LMDB database name of a projection's table.
+  static func tableDatabaseName(projection: String, table: String) -> String {
+    "p:\(projection):\(table)"
+  }
+
+  static func streamEntry(version: UInt64, sequence: UInt64) -> (UInt64, UInt64) {
+    (version.bigEndian, sequence.bigEndian)
+  }
+
+  static func parseStreamEntry(_ bytes: UnsafeRawBufferPointer) -> (version: UInt64, sequence: UInt64) {
+    (
+      UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
+      UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+    )
+  }
+
+  struct Checkpoint: Equatable, Sendable {
+    var version: UInt32
+    var sequence: UInt64
+  }
+
+  static func encode(_ checkpoint: Checkpoint) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: 12)
+    bytes.withUnsafeMutableBytes {
+      $0.storeBytes(of: checkpoint.version.littleEndian, toByteOffset: 0, as: UInt32.self)
+      $0.storeBytes(of: checkpoint.sequence.littleEndian, toByteOffset: 4, as: UInt64.self)
+    }
+    return bytes
+  }
+
+  static func decodeCheckpoint(_ bytes: UnsafeRawBufferPointer) -> Checkpoint? {
+    guard bytes.count == 12 else { return nil }
+    return Checkpoint(
+      version: UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self)),
+      sequence: UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: 4, as: UInt64.self)))
+  }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import LMDB
+
+/// Where an appended event landed.
+public struct EventPosition: Sendable, Hashable {
+  /// The event's ID.
+  public var id: UUID
+  /// Its stream.
+  public var stream: StreamID
+  /// Its version within the stream.
+  public var version: UInt64
+  /// Its global sequence number.
+  public var sequence: UInt64
+}
+
+/// The outcome of an append.
+public struct AppendResult: Sendable, Hashable {
+  /// The positions of the events, in the order they were given.
+  public var events: [EventPosition]
+  /// `true` when every event was stored already (by an earlier append with the same IDs) and
+  /// nothing was written.
+  public var alreadyStored: Bool
+
+  /// The first event's sequence number.
+  public var firstSequence: UInt64 { events.first?.sequence ?? 0 }
+  /// The last event's sequence number.
+  public var lastSequence: UInt64 { events.last?.sequence ?? 0 }
+}
+
+extension EventStoreError {
+  /// Whether the error rejects one request before it wrote anything (the batch goes on).
+  var isRejection: Bool {
+    switch self {
+    case .wrongExpectedVersion, .invalidStream, .emptyAppend, .duplicateEventInAppend, .partiallyStoredAppend,
+      .invalidEvent:
+      true
+    default:
+      false
+    }
+  }
+}
+
+extension EventStore {
+  /// Appends events to one stream atomically.
+  ///
+  /// - Parameters:
+  ///   - events: the events, in order.
+  ///   - stream: the stream.
+  ///   - expectedVersion: checked before anything is written.
+  /// - Returns: where the events landed; if every event's ID is already stored, their existing
+  ///   positions, and nothing is written.
+  /// - Throws: ``EventStoreError/wrongExpectedVersion(stream:expected:actual:)`` and the other
+  ///   rejections; nothing of a failed append is stored.
+  /// - Complexity: O(k log n) for k events; the commit's flush dominates single appends.
+  @discardableResult
+  public func append(
+    _ events: [NewEvent], to stream: StreamID, expectedVersion: ExpectedVersion = .any
+  ) async throws -> AppendResult {
+    try await append([StreamAppend(stream: stream, expectedVersion: expectedVersion, events: events)])
+  }
+
+  /// Appends to several streams atomically: all of it is stored, or none.
+  ///
+  /// Appends that wait while another commit is in progress are committed together in one
+  /// transaction; each caller's events are contiguous, and one caller's rejection fails only
+  /// that caller.
+  /// - Throws: as ``append(_:to:expectedVersion:)``.
+  @discardableResult
+  public func append(_ appends: [StreamAppend]) async throws -> AppendResult {
+    guard !options.readOnly else { throw EventStoreError.readOnly(path: path) }
+    return try await withCheckedThrowingContinuation { continuation in
+      enqueue(.append(Writer.PendingAppend(appends: appends, continuation: continuation)))
+    }
+  }
+
+  /// Runs `body` on the writer, alone, after the appends queued before it.
+  func exclusive<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
+    guard !options.readOnly else { throw EventStoreError.readOnly(path: path) }
+    return try await withCheckedThrowingContinuation { continuation in
+      enqueue(.exclusive({ continuation.resume(with: Result { try body() }) }))
+    }
+  }
+
+  private func enqueue(_ job: Writer.Job) {
+    if writer.push(job) {
+      writer.queue.async { self.drain() }
+    }
+  }
+
+  private func drain() {
+    while let jobs = writer.take() {
+      var group: [Writer.PendingAppend] = []
+      for job in jobs {
+        switch job {
+        case .append(let pending):
+          group.append(pending)
+        case .exclusive(let body):
+          if !group.isEmpty { commit(group) }
+          group.removeAll()
+          body()
+        }
+      }
+      if !group.isEmpty { commit(group) }
+    }
+  }
+
+  /// Commits a group of appends in one transaction. If the transaction fails as a whole (a
+  /// projection threw, the disk failed), each append is retried alone so that only the guilty
+  /// one fails.
+  private func commit(_ group: [Writer.PendingAppend]) {
+    do {
+      let results = try environment.write { txn -> [Result<AppendResult, any Error>] in
+        var batch = try WriteBatch(store: self, transaction: txn)
+        var results: [Result<AppendResult, any Error>] = []
+        results.reserveCapacity(group.count)
+        for pending in group {
+          do {
+            results.append(.success(try batch.append(pending.appends)))
+          } catch let error as EventStoreError where error.isRejection {
+            results.append(.failure(error))
+          }
+        }
+        try batch.finish()
+        return results
+      }
+      if let head = results.compactMap({ try? $0.get().lastSequence }).max() {
+        notifier.publish(head)
+      }
+      for (pending, result) in zip(group, results) {
+        pending.continuation.resume(with: result)
+      }
+    } catch {
+      if group.count > 1 {
+        for pending in group { commit([pending]) }
+      } else {
+        group[0].continuation.resume(throwing: Self.wrap(error))
+      }
+    }
+  }
+
+  static func wrap(_ error: any Error) -> any Error {
+    if let error = error as? LMDBError { return EventStoreError.storage(error) }
+    return error
+  }
+}

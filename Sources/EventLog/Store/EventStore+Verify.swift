@@ -1,0 +1,196 @@
+import Foundation
+import LMDB
+
+/// What ``EventStore/verify(progress:)`` found.
+public struct VerificationReport: Sendable, Hashable {
+  /// One problem, with the event it concerns when there is one.
+  public struct Problem: Sendable, Hashable, CustomStringConvertible {
+    /// The sequence number concerned; `nil` for problems of the whole log.
+    public var sequence: UInt64?
+    /// What is wrong.
+    public var problem: String
+
+    public var description: String {
+      sequence.map { "event \($0): \(problem)" } ?? problem
+    }
+  }
+
+  /// The number of events examined.
+  public var events: UInt64
+  /// The problems found (at most ``EventStore/maximumReportedProblems``).
+  public var problems: [Problem]
+  /// Whether nothing is wrong.
+  public var ok: Bool { problems.isEmpty }
+}
+
+extension EventStore {
+  /// The most problems one verification reports.
+  public static let maximumReportedProblems = 1_000
+
+  /// Checks the whole log: every record's checksum and sequence, the gap-free sequence, stream
+  /// versions and the stream and ID indexes, projection checkpoints, and that the projections
+  /// equal a replay.
+  ///
+  /// Damaged records are reported and skipped, so one bad event does not hide the others.
+  /// - Complexity: O(n log n); memory O(number of streams + size of the projections).
+  public func verify(progress: ((ProgressReport) -> Void)? = nil) throws -> VerificationReport {
+    let clock = ContinuousClock()
+    let start = clock.now
+    var problems: [VerificationReport.Problem] = []
+    func report(_ sequence: UInt64?, _ problem: String) {
+      if problems.count < Self.maximumReportedProblems {
+        problems.append(.init(sequence: sequence, problem: problem))
+      }
+    }
+    let head = try self.head()
+    var streamVersions: [String: UInt64] = [:]
+    var expected: UInt64 = 1
+    var damaged = false
+    var count: UInt64 = 0
+    let chunk = max(1, options.replayChunkSize)
+    var done = false
+    while !done {
+      try storage {
+        try environment.read { txn in
+          try txn.withCursor(in: schema.events) { cursor in
+            var found = try withUnsafeBytes(of: expected) { try cursor.seek($0) }
+            var visited = 0
+            while found && visited < chunk {
+              let sequence = cursor.key.loadUnaligned(as: UInt64.self)
+              if sequence != expected {
+                report(expected, "missing: the sequence jumps from \(expected - 1) to \(sequence)")
+              }
+              count += 1
+              visited += 1
+              expected = sequence + 1
+              do {
+                let event = try RecordCodec.decode(cursor.value, sequence: sequence)
+                let previous = streamVersions[event.stream.rawValue] ?? 0
+                if event.version != previous + 1 && !damaged {
+                  report(
+                    sequence, "stream '\(event.stream)' goes from version \(previous) to \(event.version)")
+                }
+                streamVersions[event.stream.rawValue] = event.version
+                let indexed = try withUnsafeBytes(of: event.id.uuid) { k in
+                  try txn.withValue(forKey: k, in: schema.eventIDs) {
+                    UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))
+                  }
+                }
+                if indexed != sequence {
+                  report(
+                    sequence,
+                    "the ID index maps event \(event.id) to \(indexed.map(String.init) ?? "nothing")")
+                }
+              } catch let error as EventStoreError {
+                damaged = true
+                if case .corruptedRecord(_, let reason) = error {
+                  report(sequence, "damaged record: \(reason)")
+                } else {
+                  report(sequence, "\(error)")
+                }
+              }
+              found = try cursor.move(.next)
+            }
+            if !found { done = true }
+          }
+        }
+      }
+      progress?(ProgressReport(completed: min(count, head), total: head, elapsed: clock.now - start))
+    }
+    if count != head && !problems.contains(where: { $0.problem.hasPrefix("missing") }) {
+      report(nil, "the log holds \(count) events but its head is \(head)")
+    }
+    try verifyIndexes(head: head, streamVersions: streamVersions, damaged: damaged, report: report)
+    try verifyProjections(head: head, damaged: damaged, report: report)
+    return VerificationReport(events: count, problems: problems)
+  }
+
+  private func verifyIndexes(
+    head: UInt64, streamVersions: [String: UInt64], damaged: Bool, report: (UInt64?, String) -> Void
+  ) throws {
+    try storage {
+      try environment.read { txn in
+        let idCount = try txn.count(in: schema.eventIDs)
+        if idCount != Int(head) { report(nil, "the ID index has \(idCount) entries for \(head) events") }
+        var indexed = 0
+        try txn.withCursor(in: schema.streamEvents) { cursor in
+          var found = try cursor.move(.first)
+          var currentStream: [UInt8] = []
+          var expectedVersion: UInt64 = 1
+          while found {
+            let stream = [UInt8](cursor.key)
+            if stream != currentStream {
+              if !currentStream.isEmpty && !damaged {
+                let name = String(decoding: currentStream, as: UTF8.self)
+                if let version = streamVersions[name], version != expectedVersion - 1 {
+                  report(
+                    nil,
+                    "stream '\(name)' is indexed up to version \(expectedVersion - 1) but its events reach \(version)"
+                  )
+                }
+              }
+              currentStream = stream
+              expectedVersion = 1
+            }
+            let entry = Schema.parseStreamEntry(cursor.value)
+            if entry.version != expectedVersion {
+              report(
+                entry.sequence,
+                "stream '\(String(decoding: stream, as: UTF8.self))' index skips from version \(expectedVersion - 1) to \(entry.version)"
+              )
+            }
+            if entry.sequence > head {
+              report(entry.sequence, "the stream index points past the head \(head)")
+            }
+            expectedVersion = entry.version + 1
+            indexed += 1
+            found = try cursor.move(.next)
+          }
+        }
+        if indexed != Int(head) { report(nil, "the stream index has \(indexed) entries for \(head) events") }
+      }
+    }
+  }
+
+  private func verifyProjections(head: UInt64, damaged: Bool, report: (UInt64?, String) -> Void) throws {
+    try storage {
+      try environment.read { txn in
+        for projection in projections {
+          let checkpoint = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)
+          guard let checkpoint else {
+            report(nil, "projection '\(projection.name)' has no checkpoint")
+            continue
+          }
+          if checkpoint.sequence > head {
+            report(
+              checkpoint.sequence,
+              "projection '\(projection.name)' checkpoint \(checkpoint.sequence) is past the head \(head)")
+          } else if checkpoint.sequence < head {
+            report(
+              checkpoint.sequence,
+              "projection '\(projection.name)' is behind: checkpoint \(checkpoint.sequence), head \(head)")
+          }
+          if checkpoint.version != projection.version {
+            report(
+              nil,
+              "projection '\(projection.name)' is stored at version \(checkpoint.version), code is at \(projection.version)"
+            )
+          }
+        }
+      }
+    }
+    guard !damaged, !projections.isEmpty else { return }
+    do {
+      let replay = try self.replay()
+      if let difference = try firstDifference(from: replay) {
+        report(nil, "the projections differ from a replay: \(difference)")
+      }
+    } catch let error as EventStoreError {
+      if case .projectionFailed(_, let sequence, _) = error {
+        report(sequence, "replay failed: \(error)")
+      } else {
+        report(nil, "replay failed: \(error)")
+      }
+    }
+  }
+}

@@ -1,0 +1,160 @@
+import Dispatch
+import Foundation
+import LMDB
+import Synchronization
+
+/// An append-only event log in one LMDB environment, with inline projections.
+///
+/// - Appends go through one writer: appends that wait while a commit is in progress are committed
+///   together in one write transaction (group commit), each caller getting its own result or error.
+///   One transaction writes the events, the indexes, every projection's changes and checkpoints.
+/// - Reads use short read transactions from any thread and copy bytes out before they end.
+/// - On open, each projection that is new, behind, or of another version is caught up before the
+///   store is returned.
+///
+/// Every process that writes to an environment should register the same projections; a process
+/// that registers a projection catches it up (on open and before its next append) if another
+/// process appended without it.
+public final class EventStore: Sendable {
+  /// How a store is opened.
+  public struct Options: Sendable {
+    /// The initial LMDB map size in bytes; it grows on demand.
+    public var mapSize: Int = 64 << 20
+    /// The largest the map may grow to, in bytes.
+    public var maximumMapSize: Int = 1 << 40
+    /// The maximum number of concurrent readers across processes.
+    public var maxReaders: Int = 126
+    /// Whether each commit is flushed to disk before the append returns.
+    public var durability: Environment.Durability = .durable
+    /// Open an existing environment read-only: appends fail, projections are not caught up.
+    public var readOnly = false
+    /// How often a live subscription looks for events appended by other processes.
+    public var subscriptionPollInterval: Duration = .milliseconds(250)
+    /// Events per read transaction when replaying or catching up.
+    public var replayChunkSize = 16_384
+
+    /// Creates the default options.
+    public init() {}
+  }
+
+  /// The environment directory.
+  public let path: String
+  /// The options the store was opened with.
+  public let options: Options
+  /// The registered projections, in registration order.
+  public let projections: [any Projection]
+
+  let environment: Environment
+  let schema: Schema
+  /// The LMDB databases of each projection's tables, by projection name then table name.
+  let projectionDatabases: [String: [String: Database]]
+  let writer = Writer()
+  let notifier = HeadNotifier()
+
+  /// Opens (creating if needed) the event store at `path`.
+  ///
+  /// - Parameters:
+  ///   - path: the LMDB environment directory, created with mode 0700.
+  ///   - projections: the inline projections, with distinct names.
+  ///   - options: map size, durability, read-only.
+  /// - Throws: ``EventStoreError`` naming the path: a missing environment opened read-only, a
+  ///   file that is not an event store, an unknown format, an invalid projection.
+  /// - Complexity: O(1) when the projections are up to date; otherwise the catch-up reads the
+  ///   events the projections miss.
+  public init(path: String, projections: [any Projection] = [], options: Options = Options()) throws {
+    self.path = path
+    self.options = options
+    self.projections = projections
+    var names = Set<String>()
+    for projection in projections {
+      try projection.validate()
+      guard names.insert(projection.name).inserted else {
+        throw EventStoreError.invalidProjection("two projections are named '\(projection.name)'")
+      }
+    }
+    var environmentOptions = Environment.Options()
+    environmentOptions.mapSize = options.mapSize
+    environmentOptions.maximumMapSize = max(options.maximumMapSize, options.mapSize)
+    environmentOptions.maxReaders = options.maxReaders
+    environmentOptions.maxDatabases = 16 + projections.reduce(0) { $0 + $1.tables.count }
+    environmentOptions.durability = options.durability
+    environmentOptions.readOnly = options.readOnly
+    let environment = try storage { try Environment(path: path, options: environmentOptions) }
+    self.environment = environment
+    let schema = try storage { try Schema(environment: environment) }
+    self.schema = schema
+    var databases: [String: [String: Database]] = [:]
+    for projection in projections {
+      var tables: [String: Database] = [:]
+      for table in projection.tables {
+        let name = Schema.tableDatabaseName(projection: projection.name, table: table)
+        tables[table] = try storage { try environment.openDatabase(name) }
+      }
+      databases[projection.name] = tables
+    }
+    self.projectionDatabases = databases
+    try checkFormat()
+    if !options.readOnly {
+      try environment.write { txn in
+        var batch = try WriteBatch(store: self, transaction: txn)
+        try batch.finish()
+      }
+    }
+    notifier.publish(try head())
+  }
+
+  /// Checks (and on a new environment writes) the on-disk format version.
+  private func checkFormat() throws {
+    let key = Array("format".utf8)
+    let stored = try storage {
+      try environment.read { txn in
+        try key.withUnsafeBytes { k in
+          try txn.withValue(forKey: k, in: schema.meta) { v -> UInt32? in
+            v.count == 4 ? UInt32(littleEndian: v.loadUnaligned(as: UInt32.self)) : nil
+          }
+        }
+      }
+    }
+    switch stored {
+    case .some(.some(Schema.formatVersion)):
+      return
+    case .some(let found):
+      throw EventStoreError.unsupportedFormat(path: path, found: found ?? 0, supported: Schema.formatVersion)
+    case nil:
+      guard !options.readOnly else { return }
+      try storage {
+        try environment.write { txn in
+          var value = Schema.formatVersion.littleEndian
+          try key.withUnsafeBytes { k in
+            try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: schema.meta) }
+          }
+        }
+      }
+    }
+  }
+
+  /// The projection named `name`.
+  func projection(named name: String) throws -> any Projection {
+    guard let projection = projections.first(where: { $0.name == name }) else {
+      throw EventStoreError.invalidProjection("no projection named '\(name)' is registered")
+    }
+    return projection
+  }
+
+  /// Facts about the environment's storage.
+  public struct StorageInfo: Sendable {
+    /// The current map size in bytes.
+    public var mapSize: Int
+    /// Bytes of the data file in use.
+    public var usedBytes: Int
+    /// Reader slots in use.
+    public var readers: Int
+  }
+
+  /// The map size, the bytes in use and the reader slots.
+  public func storageInfo() -> StorageInfo {
+    let info = environment.info()
+    return StorageInfo(
+      mapSize: info.mapSize, usedBytes: (info.lastPage + 1) * info.pageSize, readers: info.readers)
+  }
+}

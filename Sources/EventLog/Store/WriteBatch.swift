@@ -1,0 +1,218 @@
+import Foundation
+import LMDB
+
+/// One write transaction of the writer: catches up projections that are behind, appends any
+/// number of requests (each validated before it writes anything) and writes the checkpoints.
+struct WriteBatch {
+  let store: EventStore
+  let txn: WriteTransaction
+  private(set) var head: UInt64
+  private var targets: [ProjectionEngine.Target] = []
+  private var storedCheckpoints: [Schema.Checkpoint?] = []
+  private let recordedAt: Int64
+
+  init(store: EventStore, transaction txn: WriteTransaction) throws {
+    self.store = store
+    self.txn = txn
+    self.recordedAt = RecordCodec.microseconds(Date())
+    head = try Self.head(in: txn, events: store.schema.events)
+    for projection in store.projections {
+      let databases = store.projectionDatabases[projection.name] ?? [:]
+      let state = ProjectionState(projection: projection.name, backend: .lmdb(txn, databases))
+      let checkpoint = try Self.checkpoint(of: projection.name, in: txn, schema: store.schema)
+      storedCheckpoints.append(checkpoint)
+      let target = (projection: projection, state: state)
+      if let checkpoint, checkpoint.version == projection.version, checkpoint.sequence <= head {
+        try ProjectionEngine.fold(
+          from: checkpoint.sequence + 1, through: head, in: txn, events: store.schema.events, into: [target])
+      } else {
+        // New, of another version, or past the head (a damaged or rolled-back environment): rebuild.
+        let (memoryTarget, tables) = ProjectionEngine.memoryTarget(for: projection)
+        try ProjectionEngine.fold(
+          from: 1, through: head, in: txn, events: store.schema.events, into: [memoryTarget])
+        try ProjectionEngine.write(tables, to: databases, in: txn)
+      }
+      targets.append(target)
+    }
+  }
+
+  static func head(in txn: Transaction, events: Database) throws -> UInt64 {
+    try txn.withCursor(in: events) { cursor in
+      try cursor.move(.last) ? cursor.key.loadUnaligned(as: UInt64.self) : 0
+    }
+  }
+
+  static func checkpoint(
+    of projection: String, in txn: Transaction, schema: Schema
+  ) throws -> Schema.Checkpoint? {
+    let key = Array(projection.utf8)
+    return try key.withUnsafeBytes { k in
+      try txn.withValue(forKey: k, in: schema.checkpoints) { Schema.decodeCheckpoint($0) }
+    } ?? nil
+  }
+
+  static func streamVersion(of stream: [UInt8], in txn: Transaction, schema: Schema) throws -> UInt64 {
+    try txn.withCursor(in: schema.streamEvents) { cursor in
+      let found = try stream.withUnsafeBytes { try cursor.seek($0, exact: true) }
+      guard found, try cursor.move(.lastDuplicate) else { return 0 }
+      return Schema.parseStreamEntry(cursor.value).version
+    }
+  }
+
+  /// Appends one request atomically with respect to the others in the batch.
+  ///
+  /// Everything that can reject the request is checked before anything is written, so a rejected
+  /// request leaves the transaction as it was.
+  mutating func append(_ appends: [StreamAppend]) throws -> AppendResult {
+    let schema = store.schema
+    // 1. The request itself.
+    var ids = Set<UUID>()
+    var total = 0
+    for append in appends {
+      if let reason = append.stream.invalidReason {
+        throw EventStoreError.invalidStream(append.stream, reason: reason)
+      }
+      for event in append.events {
+        if let reason = RecordCodec.invalidReason(event) {
+          throw EventStoreError.invalidEvent(id: event.id, reason: reason)
+        }
+        guard ids.insert(event.id).inserted else {
+          throw EventStoreError.duplicateEventInAppend(id: event.id)
+        }
+        total += 1
+      }
+    }
+    guard total > 0 else { throw EventStoreError.emptyAppend }
+
+    // 2. Idempotency: an append whose events are all stored returns their positions.
+    var existing: [UInt64] = []
+    var firstStoredID: UUID?
+    for append in appends {
+      for event in append.events {
+        let sequence = try withUnsafeBytes(of: event.id.uuid) { k in
+          try txn.withValue(forKey: k, in: schema.eventIDs) { $0.loadUnaligned(as: UInt64.self) }
+        }
+        if let sequence {
+          existing.append(UInt64(littleEndian: sequence))
+          if firstStoredID == nil { firstStoredID = event.id }
+        }
+      }
+    }
+    if existing.count == total {
+      return try storedResult(existing)
+    }
+    if let id = firstStoredID, let sequence = existing.first {
+      throw EventStoreError.partiallyStoredAppend(id: id, sequence: sequence)
+    }
+
+    // 3. Expected versions, in order (a stream named twice sees its first part).
+    var versions: [StreamID: UInt64] = [:]
+    var startVersions: [UInt64] = []
+    for append in appends {
+      let current =
+        try versions[append.stream]
+        ?? Self.streamVersion(of: Array(append.stream.rawValue.utf8), in: txn, schema: schema)
+      guard append.expectedVersion.isSatisfied(by: current) else {
+        throw EventStoreError.wrongExpectedVersion(
+          stream: append.stream, expected: append.expectedVersion, actual: current)
+      }
+      startVersions.append(current)
+      versions[append.stream] = current + UInt64(append.events.count)
+    }
+
+    // 4. Write events, stream index, ID index, projections.
+    var positions: [EventPosition] = []
+    positions.reserveCapacity(total)
+    var idEntries: [(id: UUID, sequence: UInt64)] = []
+    idEntries.reserveCapacity(total)
+    for (append, startVersion) in zip(appends, startVersions) {
+      let streamKey = Array(append.stream.rawValue.utf8)
+      var version = startVersion
+      for event in append.events {
+        head += 1
+        version += 1
+        let sequence = head
+        let micros = event.recordedAt.map(RecordCodec.microseconds) ?? recordedAt
+        let fields = RecordCodec.Fields(
+          sequence: sequence, version: version, recordedAtMicroseconds: micros, event: event,
+          stream: append.stream)
+        try withUnsafeBytes(of: sequence) { key in
+          try txn.put(
+            reservingCount: RecordCodec.encodedSize(fields), forKey: key, in: schema.events, flags: .append
+          ) {
+            RecordCodec.encode(fields, into: $0)
+          }
+        }
+        var entry = Schema.streamEntry(version: version, sequence: sequence)
+        try streamKey.withUnsafeBytes { k in
+          try withUnsafeBytes(of: &entry) { v in try txn.put(v, forKey: k, in: schema.streamEvents) }
+        }
+        idEntries.append((event.id, sequence))
+        positions.append(
+          EventPosition(id: event.id, stream: append.stream, version: version, sequence: sequence))
+        if !targets.isEmpty {
+          let recorded = RecordedEvent(
+            sequence: sequence, id: event.id, stream: append.stream, version: version, type: event.type,
+            schemaVersion: event.schemaVersion, recordedAt: RecordCodec.date(microseconds: micros),
+            metadata: event.metadata, payload: event.payload)
+          try ProjectionEngine.apply(recorded, to: targets)
+        }
+      }
+    }
+    // Random keys are LMDB's slow path: insert them in key order.
+    if idEntries.count > 1 { idEntries.sort { Self.precedes($0.id, $1.id) } }
+    for entry in idEntries {
+      var sequence = entry.sequence.littleEndian
+      try withUnsafeBytes(of: entry.id.uuid) { k in
+        try withUnsafeBytes(of: &sequence) { v in
+          try txn.put(v, forKey: k, in: schema.eventIDs, flags: .noOverwrite)
+        }
+      }
+    }
+    return AppendResult(events: positions, alreadyStored: false)
+  }
+
+  private static func precedes(_ a: UUID, _ b: UUID) -> Bool {
+    withUnsafeBytes(of: a.uuid) { x in
+      withUnsafeBytes(of: b.uuid) { y in
+        let a0 = UInt64(bigEndian: x.loadUnaligned(as: UInt64.self))
+        let b0 = UInt64(bigEndian: y.loadUnaligned(as: UInt64.self))
+        if a0 != b0 { return a0 < b0 }
+        return UInt64(bigEndian: x.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+          < UInt64(bigEndian: y.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+      }
+    }
+  }
+
+  /// The positions of events already stored, read back from their records.
+  private func storedResult(_ sequences: [UInt64]) throws -> AppendResult {
+    var positions: [EventPosition] = []
+    for sequence in sequences {
+      let event = try withUnsafeBytes(of: sequence) { key in
+        try txn.withValue(forKey: key, in: store.schema.events) {
+          try RecordCodec.decode($0, sequence: sequence)
+        }
+      }
+      guard let event else {
+        throw EventStoreError.corruptedRecord(sequence: sequence, reason: "indexed by its ID but not stored")
+      }
+      positions.append(
+        EventPosition(id: event.id, stream: event.stream, version: event.version, sequence: sequence))
+    }
+    return AppendResult(events: positions, alreadyStored: true)
+  }
+
+  /// Writes the checkpoint of every projection that moved.
+  mutating func finish() throws {
+    for (index, target) in targets.enumerated() {
+      let checkpoint = Schema.Checkpoint(version: target.projection.version, sequence: head)
+      guard storedCheckpoints[index] != checkpoint else { continue }
+      let key = Array(target.projection.name.utf8)
+      let value = Schema.encode(checkpoint)
+      try key.withUnsafeBytes { k in
+        try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: store.schema.checkpoints) }
+      }
+      storedCheckpoints[index] = checkpoint
+    }
+  }
+}

@@ -1,0 +1,51 @@
+/// The events of the log from a sequence number on: first those already stored, then each new
+/// one as it is committed, every event exactly once and in order.
+///
+/// Iteration reads the log itself by sequence number, so there is no gap and no duplicate
+/// between catching up and going live. Events appended by this process arrive as soon as they
+/// commit; those of other processes within ``EventStore/Options/subscriptionPollInterval``.
+/// Iteration ends (returns `nil`) when the task is cancelled.
+public struct EventSubscription: AsyncSequence, Sendable {
+  public typealias Element = RecordedEvent
+
+  let store: EventStore
+  let start: UInt64
+
+  public func makeAsyncIterator() -> Iterator {
+    Iterator(store: store, next: Swift.max(1, start))
+  }
+
+  /// Iterates a subscription.
+  public struct Iterator: AsyncIteratorProtocol {
+    let store: EventStore
+    var next: UInt64
+    var buffer: [RecordedEvent] = []
+    var index = 0
+
+    /// The next event, waiting for it if needed; `nil` once the task is cancelled.
+    /// - Throws: ``EventStoreError`` when a record is damaged.
+    public mutating func next() async throws -> RecordedEvent? {
+      while true {
+        if index < buffer.count {
+          let event = buffer[index]
+          index += 1
+          next = event.sequence + 1
+          return event
+        }
+        if Task.isCancelled { return nil }
+        buffer = try store.events(from: next, limit: 512)
+        index = 0
+        if buffer.isEmpty {
+          await store.notifier.wait(after: next - 1, timeout: store.options.subscriptionPollInterval)
+        }
+      }
+    }
+  }
+}
+
+extension EventStore {
+  /// Subscribes to the log from `sequence` (inclusive) on: stored events, then live ones.
+  public func subscribe(from sequence: UInt64 = 1) -> EventSubscription {
+    EventSubscription(store: self, start: sequence)
+  }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import LMDB
+import Testing
+
+@testable import EventLog
+
+@Suite("Records")
+struct RecordTests {
+  @Test("every field round-trips through the store")
+  func roundTrip() async throws {
+    let dir = TemporaryDirectory()
+    let store = try EventStore(path: dir.environment(), options: .fast)
+    let metadata = EventMetadata(correlationID: UUID(), causationID: UUID(), origin: "tests ✓")
+    let payload = NoteAdded(noteID: UUID(), text: "Grüße, 世界", priority: -42, tag: "t")
+    let event = try NewEvent(payload, id: UUID(), metadata: metadata)
+    let before = Date()
+    try await store.append([try note("first")], to: "other")
+    let result = try await store.append([event], to: "notes-1", expectedVersion: .noStream)
+    let stored = try #require(try store.event(at: result.firstSequence))
+    #expect(stored.sequence == 2)
+    #expect(stored.id == event.id)
+    #expect(stored.stream == "notes-1")
+    #expect(stored.version == 1)
+    #expect(stored.type == "NoteAdded")
+    #expect(stored.schemaVersion == 1)
+    #expect(stored.metadata == metadata)
+    #expect(stored.payload == event.payload)
+    #expect(abs(stored.recordedAt.timeIntervalSince(before)) < 60)
+    #expect(try stored.decode(NoteAdded.self) == payload)
+    #expect(throws: EventStoreError.self) { try stored.decode(NoteRemoved.self) }
+  }
+
+  @Test("metadata without IDs and an empty payload round-trip")
+  func minimalRecord() throws {
+    let event = NewEvent(
+      id: UUID(), type: "T", schemaVersion: 7, payload: [], metadata: EventMetadata(),
+      recordedAt: Date(timeIntervalSince1970: -1.5))
+    let fields = RecordCodec.Fields(
+      sequence: 9, version: 3, recordedAtMicroseconds: RecordCodec.microseconds(event.recordedAt ?? Date()),
+      event: event,
+      stream: "s")
+    let bytes = RecordCodec.encode(fields)
+    #expect(bytes.count == RecordCodec.headerSize + 1 + 1 + 4)
+    let decoded = try bytes.withUnsafeBytes { try RecordCodec.decode($0, sequence: 9) }
+    #expect(decoded.recordedAt == Date(timeIntervalSince1970: -1.5))
+    #expect(decoded.schemaVersion == 7)
+    #expect(decoded.metadata == EventMetadata())
+    #expect(decoded.payload.isEmpty)
+  }
+
+  @Test("any flipped bit of a record is detected, naming its sequence", arguments: [0, 1, 8, 30, 56, 70, 90])
+  func flippedBit(offset: Int) throws {
+    let event = try note("checksummed")
+    let fields = RecordCodec.Fields(
+      sequence: 77, version: 1, recordedAtMicroseconds: 1, event: event, stream: "notes-77")
+    var bytes = RecordCodec.encode(fields)
+    bytes[offset % bytes.count] ^= 0x10
+    expectCorruption(at: 77) { _ = try bytes.withUnsafeBytes { try RecordCodec.decode($0, sequence: 77) } }
+  }
+
+  @Test("a record stored under another sequence number is rejected")
+  func misplacedRecord() throws {
+    let fields = RecordCodec.Fields(
+      sequence: 5, version: 1, recordedAtMicroseconds: 1, event: try note("x"), stream: "s")
+    let bytes = RecordCodec.encode(fields)
+    expectCorruption(at: 6) { _ = try bytes.withUnsafeBytes { try RecordCodec.decode($0, sequence: 6) } }
+  }
+
+  @Test("a byte flipped inside data.mdb is found on read, naming the event; others stay readable")
+  func damageOnDisk() async throws {
+    let dir = TemporaryDirectory()
+    let path = dir.environment()
+    var store: EventStore? = try EventStore(path: path, projections: [NotesProjection()], options: .fast)
+    for index in 1...20 {
+      let added = NoteAdded(noteID: UUID(), text: "note \(index)", priority: 1, tag: "MARKER-\(index)-END")
+      try await store?.append([try NewEvent(added)], to: "notes")
+    }
+    await close(&store)
+    let file = URL(fileURLWithPath: path).appendingPathComponent("data.mdb")
+    var data = try Data(contentsOf: file)
+    let marker = Data("MARKER-13-END".utf8)
+    // Copy-on-write leaves stale copies of pages in the file: damage every copy of the record.
+    var searchFrom = data.startIndex
+    var flipped = 0
+    while let range = data.range(of: marker, in: searchFrom..<data.endIndex) {
+      data[range.lowerBound + 3] ^= 0x01
+      searchFrom = range.upperBound
+      flipped += 1
+    }
+    #expect(flipped > 0)
+    try data.write(to: file)
+
+    let reopened = try EventStore(path: path, projections: [NotesProjection()], options: .fast)
+    expectCorruption(at: 13, reason: "checksum") { _ = try reopened.event(at: 13) }
+    expectCorruption(at: 13) { _ = try reopened.events(from: 10, through: 15) }
+    #expect(try reopened.event(at: 12)?.sequence == 12)
+    #expect(try reopened.event(at: 14)?.sequence == 14)
+    let report = try reopened.verify()
+    #expect(!report.ok)
+    #expect(report.problems.first?.sequence == 13)
+  }
+}
+
+/// Expects `body` to throw ``EventStoreError/corruptedRecord(sequence:reason:)`` for `sequence`.
+func expectCorruption(
+  at sequence: UInt64, reason: String? = nil, sourceLocation: SourceLocation = #_sourceLocation,
+  _ body: () throws -> Void
+) {
+  do {
+    try body()
+    Issue.record("no error was thrown; expected damage at event \(sequence)", sourceLocation: sourceLocation)
+  } catch let EventStoreError.corruptedRecord(found, text) {
+    #expect(found == sequence, sourceLocation: sourceLocation)
+    if let reason { #expect(text.contains(reason), "\(text)", sourceLocation: sourceLocation) }
+  } catch {
+    Issue.record("unexpected error \(error)", sourceLocation: sourceLocation)
+  }
+}

@@ -1,0 +1,155 @@
+import EventLog
+import Foundation
+import LMDB
+import Testing
+
+/// A temporary directory for one test's environment, removed when the test ends.
+final class TemporaryDirectory: Sendable {
+  let url: URL
+  var path: String { url.path }
+
+  init() {
+    url = FileManager.default.temporaryDirectory.appendingPathComponent("eventlog-tests-\(UUID().uuidString)")
+  }
+
+  /// A path for an environment inside the directory (not created yet).
+  func environment(_ name: String = "store") -> String {
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url.appendingPathComponent(name).path
+  }
+
+  deinit {
+    try? FileManager.default.removeItem(at: url)
+  }
+}
+
+extension EventStore.Options {
+  /// Test options: no flush per commit (the tests that need durability say so).
+  static var fast: EventStore.Options {
+    var options = EventStore.Options()
+    options.durability = .noSync
+    options.mapSize = 8 << 20
+    return options
+  }
+}
+
+/// Drops the last reference to a store and waits until it is closed, so the environment can be
+/// reopened or its files changed.
+func close(_ store: inout EventStore?) async {
+  weak let weakStore = store
+  store = nil
+  for _ in 0..<2_000 where weakStore != nil {
+    try? await Task.sleep(for: .milliseconds(1))
+  }
+  #expect(weakStore == nil, "the store was not released")
+}
+
+/// Every entry of every table of every registered projection, live.
+func liveTables(_ store: EventStore) throws -> [String: [[UInt8]: [UInt8]]] {
+  try store.read { snapshot in
+    var result: [String: [[UInt8]: [UInt8]]] = [:]
+    for projection in store.projections {
+      let view = try snapshot.projection(projection.name)
+      for table in projection.tables {
+        result["\(projection.name)/\(table)"] = try dump(view, table)
+      }
+    }
+    return result
+  }
+}
+
+/// Every entry of every table of a replay.
+func replayedTables(_ store: EventStore, _ replay: ReplayResult) throws -> [String: [[UInt8]: [UInt8]]] {
+  var result: [String: [[UInt8]: [UInt8]]] = [:]
+  for projection in store.projections {
+    let view = try replay.projection(projection.name)
+    for table in projection.tables {
+      result["\(projection.name)/\(table)"] = try dump(view, table)
+    }
+  }
+  return result
+}
+
+private func dump(_ view: ProjectionView, _ table: String) throws -> [[UInt8]: [UInt8]] {
+  var entries: [[UInt8]: [UInt8]] = [:]
+  try view.forEach(in: table) { key, value in
+    entries[[UInt8](key)] = [UInt8](value)
+    return true
+  }
+  return entries
+}
+
+// MARK: - Fixture events and projections
+
+/// A note written to a stream.
+struct NoteAdded: EventPayload, Equatable {
+  static let eventType = "NoteAdded"
+  var noteID: UUID
+  var text: String
+  var priority: Int
+  var tag: String?
+}
+
+/// A note removed.
+struct NoteRemoved: EventPayload, Equatable {
+  static let eventType = "NoteRemoved"
+  var noteID: UUID
+}
+
+/// An event whose apply always fails in ``NotesProjection`` (to test failure isolation).
+struct Poison: EventPayload {
+  static let eventType = "Poison"
+  var reason: String
+}
+
+func note(_ text: String, id: UUID = UUID(), priority: Int = 1, eventID: UUID = UUID()) throws -> NewEvent {
+  try NewEvent(
+    NoteAdded(noteID: id, text: text, priority: priority, tag: priority > 2 ? "urgent" : nil), id: eventID)
+}
+
+/// Notes by ID, and a count per stream.
+struct NotesProjection: Projection {
+  var name = "notes"
+  var version: UInt32 = 1
+  var tables = ["by-id", "per-stream"]
+
+  struct Row: Codable, Equatable {
+    var text: String
+    var priority: Int
+    var stream: String
+  }
+
+  func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+    switch event.type {
+    case NoteAdded.eventType:
+      let added = try event.decode(NoteAdded.self)
+      try state.putRow(
+        Row(text: added.text, priority: added.priority, stream: event.stream.rawValue),
+        forKey: Array(added.noteID.uuidString.utf8), in: "by-id")
+    case NoteRemoved.eventType:
+      let removed = try event.decode(NoteRemoved.self)
+      try state.delete(forKey: Array(removed.noteID.uuidString.utf8), in: "by-id")
+    case Poison.eventType:
+      throw PoisonError(reason: try event.decode(Poison.self).reason)
+    default:
+      break
+    }
+    let key = Array(event.stream.rawValue.utf8)
+    let count = try state.row(UInt64.self, forKey: key, in: "per-stream") ?? 0
+    try state.putRow(count + 1, forKey: key, in: "per-stream")
+  }
+}
+
+struct PoisonError: Error, CustomStringConvertible {
+  var reason: String
+  var description: String { "poisoned: \(reason)" }
+}
+
+/// The result of an async throwing call.
+func outcome<T>(_ body: () async throws -> T) async -> Result<T, any Error> {
+  do {
+    return .success(try await body())
+  } catch {
+    return .failure(error)
+  }
+}
