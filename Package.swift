@@ -7,6 +7,7 @@ let package = Package(
   products: [
     .library(name: "LMDB", targets: ["LMDB"]),
     .library(name: "EventLog", targets: ["EventLog"]),
+    .library(name: "RestaurantBooking", targets: ["RestaurantBooking"]),
   ],
   targets: [
     // The C API of LMDB, from the system library (Debian: liblmdb-dev). Only `LMDB` imports it.
@@ -20,8 +21,11 @@ let package = Package(
     .target(name: "LMDB", dependencies: ["CLMDB"]),
     // The generic event store: records, codec, append, reads, subscriptions, projections, replay.
     .target(name: "EventLog", dependencies: ["LMDB"]),
+    // The restaurant-booking domain: models, events, projections, repositories, view models.
+    .target(name: "RestaurantBooking", dependencies: ["EventLog"]),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
     .testTarget(name: "EventLogTests", dependencies: ["EventLog", "LMDB"]),
+    .testTarget(name: "RestaurantBookingTests", dependencies: ["RestaurantBooking", "EventLog"]),
   ],
   swiftLanguageModes: [.v6]
 )

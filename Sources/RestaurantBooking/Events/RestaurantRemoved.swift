@@ -1,0 +1,22 @@
+import EventLog
+import Foundation
+
+/// A restaurant is no longer in the remote catalog. Stream: `restaurant-catalog`.
+///
+/// Carries the restaurant's last values for the audit trail. Bookings of the restaurant stay.
+public struct RestaurantRemoved: EventPayload, Hashable {
+  public static let eventType = "RestaurantRemoved"
+  /// The remote ID.
+  public var restaurantID: UUID
+  /// The last name.
+  public var name: String
+  /// The last cuisine.
+  public var cuisine: String
+
+  /// Creates the event.
+  public init(restaurantID: UUID, name: String, cuisine: String) {
+    self.restaurantID = restaurantID
+    self.name = name
+    self.cuisine = cuisine
+  }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// A booking as the `bookings` projection stores it, in the ``RowWriter`` layout: format 1, ID,
+/// restaurant ID, restaurant name, date, party size, customer name, notes (optional), created-at.
+///
+/// Changing the layout is a new projection version.
+struct BookingRow: Hashable, Sendable {
+  static let format: UInt8 = 1
+
+  var id: UUID
+  var restaurantID: UUID
+  var restaurantName: String
+  var date: Date
+  var partySize: Int
+  var customerName: String
+  var notes: String?
+  var createdAt: Date
+
+  init(_ event: BookingCreated) {
+    id = event.bookingID
+    restaurantID = event.restaurantID
+    restaurantName = event.restaurantName
+    date = event.date
+    partySize = event.partySize
+    customerName = event.customerName
+    notes = event.notes
+    createdAt = event.createdAt
+  }
+
+  init(_ bytes: UnsafeRawBufferPointer) throws(RowError) {
+    var reader = try RowReader(bytes, format: Self.format, row: "booking")
+    id = try reader.uuid()
+    restaurantID = try reader.uuid()
+    restaurantName = try reader.string()
+    date = try reader.date()
+    partySize = try reader.int()
+    customerName = try reader.string()
+    notes = try reader.optionalString()
+    createdAt = try reader.date()
+  }
+
+  init(_ bytes: [UInt8]) throws {
+    self = try bytes.withUnsafeBytes { buffer throws(RowError) in try BookingRow(buffer) }
+  }
+
+  var bytes: [UInt8] {
+    var writer = RowWriter(
+      format: Self.format,
+      capacity: 64 + restaurantName.utf8.count + customerName.utf8.count + (notes?.utf8.count ?? 0))
+    writer.uuid(id)
+    writer.uuid(restaurantID)
+    writer.string(restaurantName)
+    writer.date(date)
+    writer.int(partySize)
+    writer.string(customerName)
+    writer.optionalString(notes)
+    writer.date(createdAt)
+    return writer.bytes
+  }
+
+  var booking: Booking {
+    Booking(
+      id: id, restaurantID: restaurantID, restaurantName: restaurantName, date: date, partySize: partySize,
+      customerName: customerName, notes: notes, createdAt: createdAt)
+  }
+}

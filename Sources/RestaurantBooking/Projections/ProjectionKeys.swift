@@ -1,0 +1,56 @@
+import Foundation
+
+/// The byte keys of the projection tables. LMDB sorts keys bytewise, so each order the app reads
+/// in is a key layout.
+enum ProjectionKeys {
+  /// The longest name prefix (in UTF-8 bytes) a name-order key holds; LMDB keys are at most 511
+  /// bytes. Names equal in their first 400 bytes are ordered by ID.
+  static let maximumNamePrefix = 400
+
+  /// 16 bytes: the UUID's bytes (sorts as its upper-case string does).
+  @inline(__always)
+  static func id(_ id: UUID) -> [UInt8] {
+    withUnsafeBytes(of: id.uuid) { Array($0) }
+  }
+
+  /// The UUID of a 16-byte key or key suffix.
+  @inline(__always)
+  static func uuid(fromSuffixOf key: UnsafeRawBufferPointer) -> UUID {
+    precondition(key.count >= 16, "a key ending in an ID has at least 16 bytes")
+    let suffix = UnsafeRawBufferPointer(rebasing: key[(key.count - 16)...])
+    return UUID(uuid: suffix.loadUnaligned(as: uuid_t.self))
+  }
+
+  /// Name order: the lower-cased name's UTF-8 bytes (at most ``maximumNamePrefix``), `0x00`,
+  /// then the ID's 16 bytes, so names sort case-insensitively and ties by ID.
+  static func name(_ name: String, id: UUID) -> [UInt8] {
+    var key = Array(name.lowercased().utf8.prefix(maximumNamePrefix))
+    key.reserveCapacity(key.count + 17)
+    key.append(0)
+    withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
+    return key
+  }
+
+  /// Date order: the date as 8 big-endian bytes that sort as the dates do, then the ID's 16 bytes.
+  static func date(_ date: Date, id: UUID) -> [UInt8] {
+    let bits = date.timeIntervalSince1970.bitPattern
+    // Negative doubles: flip every bit; positive ones: flip the sign bit. Then bytes sort as values.
+    let sortable = (bits & (1 << 63)) != 0 ? ~bits : bits | (1 << 63)
+    var key = [UInt8]()
+    key.reserveCapacity(24)
+    withUnsafeBytes(of: sortable.bigEndian) { key.append(contentsOf: $0) }
+    withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
+    return key
+  }
+
+  /// 8 bytes, big-endian.
+  static func uint64(_ value: UInt64) -> [UInt8] {
+    withUnsafeBytes(of: value.bigEndian) { Array($0) }
+  }
+
+  /// The value of an 8-byte big-endian key or value.
+  static func uint64(from bytes: [UInt8]) -> UInt64? {
+    guard bytes.count == 8 else { return nil }
+    return bytes.reduce(0) { $0 << 8 | UInt64($1) }
+  }
+}

@@ -1,0 +1,80 @@
+import EventLog
+import Foundation
+
+/// The restaurant catalog: restaurants by ID and in name order, and the catalog stream's version.
+///
+/// Tables (keys in ``ProjectionKeys``):
+/// - `by-id`: 16 ID bytes → the row (``RestaurantRow``'s compact layout).
+/// - `by-name`: lower-cased name + `0x00` + ID → ``RestaurantRow`` (read sequentially by
+///   ``RestaurantQueries/all(in:)``).
+/// - `meta`: `catalog-version` → the version (8 bytes, big-endian) of `restaurant-catalog` after
+///   the last catalog event folded, so a refresh reads the catalog and its version in one snapshot.
+public struct RestaurantsProjection: Projection {
+  /// The projection's name.
+  public static let name = "restaurants"
+  static let byID = "by-id"
+  static let byName = "by-name"
+  static let meta = "meta"
+  static let catalogVersionKey = Array("catalog-version".utf8)
+
+  public var name: String { Self.name }
+  public var version: UInt32 { 1 }
+  public var tables: [String] { [Self.byID, Self.byName, Self.meta] }
+
+  /// Creates the projection.
+  public init() {}
+
+  public func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+    switch event.type {
+    case RestaurantAdded.eventType:
+      let added = try event.decode(RestaurantAdded.self)
+      try put(RestaurantRow(id: added.restaurantID, name: added.name, cuisine: added.cuisine), in: state)
+    case RestaurantUpdated.eventType:
+      let updated = try event.decode(RestaurantUpdated.self)
+      let key = ProjectionKeys.id(updated.restaurantID)
+      guard var row = try state.value(forKey: key, in: Self.byID).map(RestaurantRow.init) else {
+        throw RestaurantProjectionError.unknownRestaurant(updated.restaurantID, sequence: event.sequence)
+      }
+      if let name = updated.name { row.name = name.new }
+      if let cuisine = updated.cuisine { row.cuisine = cuisine.new }
+      try put(row, in: state)
+    case RestaurantRemoved.eventType:
+      let removed = try event.decode(RestaurantRemoved.self)
+      let key = ProjectionKeys.id(removed.restaurantID)
+      if let row = try state.value(forKey: key, in: Self.byID).map(RestaurantRow.init) {
+        try state.delete(forKey: key, in: Self.byID)
+        try state.delete(forKey: ProjectionKeys.name(row.name, id: row.id), in: Self.byName)
+      }
+    default:
+      break
+    }
+    if event.stream == RestaurantBookingStreams.catalog {
+      try state.put(ProjectionKeys.uint64(event.version), forKey: Self.catalogVersionKey, in: Self.meta)
+    }
+  }
+
+  /// Stores `row` in both tables, dropping its old name-order key when the name changed.
+  private func put(_ row: RestaurantRow, in state: ProjectionState) throws {
+    let key = ProjectionKeys.id(row.id)
+    let nameKey = ProjectionKeys.name(row.name, id: row.id)
+    if let old = try state.value(forKey: key, in: Self.byID).map(RestaurantRow.init) {
+      let oldNameKey = ProjectionKeys.name(old.name, id: old.id)
+      if oldNameKey != nameKey { try state.delete(forKey: oldNameKey, in: Self.byName) }
+    }
+    let bytes = row.bytes
+    try state.put(bytes, forKey: key, in: Self.byID)
+    try state.put(bytes, forKey: nameKey, in: Self.byName)
+  }
+}
+
+/// An event the restaurant projection cannot fold (only a damaged or hand-made log has one).
+enum RestaurantProjectionError: Error, CustomStringConvertible {
+  case unknownRestaurant(UUID, sequence: UInt64)
+
+  var description: String {
+    switch self {
+    case .unknownRestaurant(let id, let sequence):
+      "event \(sequence) updates restaurant \(id), which is not in the catalog"
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import EventLog
+import Foundation
+
+/// Why a booking could not be created or deleted. Nothing was appended.
+public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible {
+  /// No restaurant of the catalog has this ID (or it was removed).
+  case unknownRestaurant(UUID)
+  /// No booking has this ID.
+  case unknownBooking(UUID)
+  /// The booking was deleted already.
+  case alreadyDeleted(UUID)
+  /// The party size is outside ``BookingRules/partySizes``.
+  case partySizeOutOfRange(Int, allowed: ClosedRange<Int>)
+  /// The customer name is empty or only white space.
+  case emptyCustomerName
+  /// The date (as ISO 8601, or the raw number when it is not finite) breaks ``BookingRules``.
+  case invalidDate(String, reason: String)
+  /// Refreshes kept changing the catalog while the booking was being made.
+  case catalogBusy(attempts: Int)
+
+  public var description: String {
+    switch self {
+    case .unknownRestaurant(let id):
+      "field 'restaurantID': no restaurant \(id.uuidString.lowercased()) in the catalog"
+    case .unknownBooking(let id):
+      "no booking \(id.uuidString.lowercased())"
+    case .alreadyDeleted(let id):
+      "booking \(id.uuidString.lowercased()) is already deleted"
+    case .partySizeOutOfRange(let size, let allowed):
+      "field 'partySize': \(size) is outside \(allowed.lowerBound)...\(allowed.upperBound)"
+    case .emptyCustomerName:
+      "field 'customerName': must not be empty"
+    case .invalidDate(let date, let reason):
+      "field 'date': \(date) \(reason)"
+    case .catalogBusy(let attempts):
+      "the restaurant catalog kept changing while booking (\(attempts) attempts)"
+    }
+  }
+}
+
+/// Dates in error messages.
+enum ISO8601Text {
+  static func string(_ date: Date) -> String {
+    date.timeIntervalSince1970.isFinite
+      ? EventLog.ISO8601.string(from: date) : "\(date.timeIntervalSince1970)"
+  }
+}

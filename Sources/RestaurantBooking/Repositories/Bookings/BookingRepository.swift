@@ -1,0 +1,41 @@
+import Foundation
+
+/// The customer's bookings.
+///
+/// ViewModels depend on this protocol only; the composition root picks the implementation.
+public protocol BookingRepository: Sendable {
+  /// Books a table; the booking's ID and creation time are generated.
+  /// - Parameters:
+  ///   - restaurantID: a restaurant of the catalog.
+  ///   - date: when the table is booked for; see ``BookingRules``.
+  ///   - partySize: guests, within ``BookingRules/partySizes``.
+  ///   - customerName: who books; not empty (surrounding white space is dropped).
+  ///   - notes: free text; empty notes are stored as `nil`.
+  /// - Returns: the stored booking.
+  /// - Throws: ``BookingError``, or a storage error.
+  func create(
+    restaurantID: UUID, date: Date, partySize: Int, customerName: String, notes: String?
+  ) async throws -> Booking
+
+  /// Deletes the booking `id`.
+  /// - Throws: ``BookingError/unknownBooking(_:)`` or ``BookingError/alreadyDeleted(_:)``.
+  func delete(id: UUID) async throws
+
+  /// Every booking, by date then ID.
+  func getAll() async throws -> [Booking]
+
+  /// The booking `id`, or `nil` (never created or deleted).
+  func get(id: UUID) async throws -> Booking?
+
+  /// The bookings' changes from now on, as they are committed (by this process or another).
+  /// Ends when the consumer stops iterating; throws when the log cannot be read.
+  func changes() -> AsyncThrowingStream<BookingChange, any Error>
+}
+
+/// One committed change of the bookings.
+public enum BookingChange: Sendable, Hashable {
+  /// A booking was made.
+  case created(Booking)
+  /// A booking was deleted.
+  case deleted(id: UUID)
+}

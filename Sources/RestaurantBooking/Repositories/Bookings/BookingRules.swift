@@ -1,0 +1,42 @@
+import Foundation
+
+/// The rules a new booking must follow.
+///
+/// - The party is 1 to 20 guests (``partySizes``).
+/// - The customer's name is not empty or only white space.
+/// - The date is a real date, not in the past (at the moment of creation), and not after
+///   ``latestDate`` (the last date ISO 8601 can write with a four-digit year).
+public enum BookingRules {
+  /// The allowed party sizes.
+  public static let partySizes: ClosedRange<Int> = 1...20
+
+  /// The latest date a booking may be for: 9999-12-31T23:59:59Z.
+  public static let latestDate = Date(timeIntervalSince1970: 253_402_300_799)
+
+  /// Checks the rules, returning the customer name and notes as they are stored (trimmed; empty
+  /// notes as `nil`).
+  /// - Parameter now: the moment of creation.
+  /// - Throws: ``BookingError``.
+  public static func validate(
+    date: Date, partySize: Int, customerName: String, notes: String?, now: Date
+  ) throws(BookingError) -> (customerName: String, notes: String?) {
+    guard partySizes.contains(partySize) else {
+      throw .partySizeOutOfRange(partySize, allowed: partySizes)
+    }
+    let name = customerName.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard !name.isEmpty else { throw .emptyCustomerName }
+    let seconds = date.timeIntervalSince1970
+    guard seconds.isFinite else {
+      throw .invalidDate(ISO8601Text.string(date), reason: "is not a finite date")
+    }
+    guard date >= now else {
+      throw .invalidDate(
+        ISO8601Text.string(date), reason: "is in the past (now is \(ISO8601Text.string(now)))")
+    }
+    guard date <= latestDate else {
+      throw .invalidDate(ISO8601Text.string(date), reason: "is after year 9999")
+    }
+    let trimmedNotes = notes?.trimmingCharacters(in: .whitespacesAndNewlines)
+    return (name, trimmedNotes?.isEmpty == false ? trimmedNotes : nil)
+  }
+}

@@ -1,0 +1,112 @@
+import EventLog
+import Foundation
+
+/// The bookings as events: reads the `bookings` projection; `create` appends ``BookingCreated``
+/// to `booking-<id>`, `delete` appends ``BookingDeleted`` to it.
+///
+/// A booking is created only while its restaurant is in the catalog: the append carries a
+/// zero-event guard on `restaurant-catalog` expecting the version the restaurant was found at,
+/// so a refresh that removes the restaurant meanwhile makes the append fail; `create` then
+/// validates again against the new catalog (at most ``maximumAttempts`` times).
+public final class EventSourcedBookingRepository: BookingRepository {
+  /// How often `create` validates again after a concurrent change of the catalog.
+  public static let maximumAttempts = 5
+
+  private let store: EventStore
+  private let origin: String
+  private let now: @Sendable () -> Date
+  /// Runs between validation and append (tests use it to change the catalog in between).
+  let beforeAppend: (@Sendable () async throws -> Void)?
+
+  /// Creates the repository.
+  /// - Parameters:
+  ///   - store: an event store opened with ``RestaurantBookingSchema/projections``.
+  ///   - origin: the events' origin metadata, for example `app` or `cli`.
+  ///   - now: the clock for `createdAt` and the date rule.
+  public convenience init(
+    store: EventStore, origin: String = "app", now: @escaping @Sendable () -> Date = { Date() }
+  ) {
+    self.init(store: store, origin: origin, now: now, beforeAppend: nil)
+  }
+
+  init(
+    store: EventStore, origin: String, now: @escaping @Sendable () -> Date,
+    beforeAppend: (@Sendable () async throws -> Void)?
+  ) {
+    self.store = store
+    self.origin = origin
+    self.now = now
+    self.beforeAppend = beforeAppend
+  }
+
+  public func create(
+    restaurantID: UUID, date: Date, partySize: Int, customerName: String, notes: String?
+  ) async throws -> Booking {
+    let createdAt = now()
+    let (name, storedNotes) = try BookingRules.validate(
+      date: date, partySize: partySize, customerName: customerName, notes: notes, now: createdAt)
+    let bookingID = UUID()
+    let eventID = UUID()
+    let metadata = EventMetadata(correlationID: UUID(), origin: origin)
+    for _ in 0..<Self.maximumAttempts {
+      let (restaurant, catalogVersion) = try store.read { snapshot in
+        let view = try snapshot.projection(RestaurantQueries.projection)
+        return (
+          try RestaurantQueries.restaurant(id: restaurantID, in: view),
+          try RestaurantQueries.catalogVersion(in: view)
+        )
+      }
+      guard let restaurant else { throw BookingError.unknownRestaurant(restaurantID) }
+      let created = BookingCreated(
+        bookingID: bookingID, restaurantID: restaurantID, restaurantName: restaurant.name, date: date,
+        partySize: partySize, customerName: name, notes: storedNotes, createdAt: createdAt)
+      // One event ID for every attempt: a retried append can never store the booking twice.
+      let event = try NewEvent(created, id: eventID, metadata: metadata)
+      try await beforeAppend?()
+      do {
+        try await store.append([
+          StreamAppend(
+            stream: RestaurantBookingStreams.booking(bookingID), expectedVersion: .noStream, events: [event]),
+          StreamAppend(
+            stream: RestaurantBookingStreams.catalog, expectedVersion: .exactly(catalogVersion), events: []),
+        ])
+        return BookingRow(created).booking
+      } catch EventStoreError.wrongExpectedVersion(let stream, _, _)
+        where stream == RestaurantBookingStreams.catalog
+      {
+        continue
+      }
+    }
+    throw BookingError.catalogBusy(attempts: Self.maximumAttempts)
+  }
+
+  public func delete(id: UUID) async throws {
+    let stream = RestaurantBookingStreams.booking(id)
+    switch try store.version(of: stream) {
+    case 0: throw BookingError.unknownBooking(id)
+    case 1: break
+    default: throw BookingError.alreadyDeleted(id)
+    }
+    let event = try NewEvent(
+      BookingDeleted(bookingID: id), metadata: EventMetadata(correlationID: UUID(), origin: origin))
+    do {
+      try await store.append([event], to: stream, expectedVersion: .exactly(1))
+    } catch EventStoreError.wrongExpectedVersion(let failed, _, _) where failed == stream {
+      throw BookingError.alreadyDeleted(id)
+    }
+  }
+
+  /// - Complexity: O(n), one sequential scan.
+  public func getAll() async throws -> [Booking] {
+    try store.read { try BookingQueries.all(in: $0.projection(BookingQueries.projection)) }
+  }
+
+  /// - Complexity: O(log n).
+  public func get(id: UUID) async throws -> Booking? {
+    try store.read { try BookingQueries.booking(id: id, in: $0.projection(BookingQueries.projection)) }
+  }
+
+  public func changes() -> AsyncThrowingStream<BookingChange, any Error> {
+    store.changes { try BookingChange($0) }
+  }
+}

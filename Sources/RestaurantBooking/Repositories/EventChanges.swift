@@ -1,0 +1,71 @@
+import EventLog
+import Foundation
+
+extension RestaurantChange {
+  /// The change an event records, or `nil` for events of other streams.
+  init?(_ event: RecordedEvent) throws {
+    switch event.type {
+    case RestaurantAdded.eventType:
+      let added = try event.decode(RestaurantAdded.self)
+      self = .added(
+        Restaurant(id: added.restaurantID, name: added.name, cuisine: Cuisine(rawValue: added.cuisine)))
+    case RestaurantUpdated.eventType:
+      let updated = try event.decode(RestaurantUpdated.self)
+      self = .updated(
+        id: updated.restaurantID, name: updated.name?.new,
+        cuisine: updated.cuisine.map { Cuisine(rawValue: $0.new) })
+    case RestaurantRemoved.eventType:
+      self = .removed(id: try event.decode(RestaurantRemoved.self).restaurantID)
+    case RestaurantsRefreshed.eventType:
+      let refreshed = try event.decode(RestaurantsRefreshed.self)
+      self = .refreshed(
+        RefreshSummary(
+          added: refreshed.added, updated: refreshed.updated, removed: refreshed.removed,
+          unchanged: refreshed.unchanged))
+    default:
+      return nil
+    }
+  }
+}
+
+extension BookingChange {
+  /// The change an event records, or `nil` for events of other streams.
+  init?(_ event: RecordedEvent) throws {
+    switch event.type {
+    case BookingCreated.eventType:
+      self = .created(BookingRow(try event.decode(BookingCreated.self)).booking)
+    case BookingDeleted.eventType:
+      self = .deleted(id: try event.decode(BookingDeleted.self).bookingID)
+    default:
+      return nil
+    }
+  }
+}
+
+extension EventStore {
+  /// The changes `transform` finds in the events committed after now, as a stream that ends when
+  /// its consumer stops.
+  func changes<Change: Sendable>(
+    _ transform: @escaping @Sendable (RecordedEvent) throws -> Change?
+  ) -> AsyncThrowingStream<Change, any Error> {
+    let start: UInt64
+    do {
+      start = try head() + 1
+    } catch {
+      return AsyncThrowingStream { $0.finish(throwing: error) }
+    }
+    return AsyncThrowingStream { continuation in
+      let task = Task {
+        do {
+          for try await event in self.subscribe(from: start) {
+            if let change = try transform(event) { continuation.yield(change) }
+          }
+          continuation.finish()
+        } catch {
+          continuation.finish(throwing: error)
+        }
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+}
