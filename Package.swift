@@ -8,6 +8,7 @@ let package = Package(
     .library(name: "LMDB", targets: ["LMDB"]),
     .library(name: "EventLog", targets: ["EventLog"]),
     .library(name: "RestaurantBooking", targets: ["RestaurantBooking"]),
+    .executable(name: "eventlog", targets: ["eventlog"]),
   ],
   targets: [
     // The C API of LMDB, from the system library (Debian: liblmdb-dev). Only `LMDB` imports it.
@@ -23,9 +24,14 @@ let package = Package(
     .target(name: "EventLog", dependencies: ["LMDB"]),
     // The restaurant-booking domain: models, events, projections, repositories, view models.
     .target(name: "RestaurantBooking", dependencies: ["EventLog"]),
+    // The command line: argument parsing and every command, as a library so tests can call it.
+    .target(name: "EventLogCLI", dependencies: ["EventLog", "RestaurantBooking"]),
+    // The composition root: creates the concrete repositories and runs the command line.
+    .executableTarget(name: "eventlog", dependencies: ["EventLogCLI", "RestaurantBooking", "EventLog"]),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
     .testTarget(name: "EventLogTests", dependencies: ["EventLog", "LMDB"]),
     .testTarget(name: "RestaurantBookingTests", dependencies: ["RestaurantBooking", "EventLog"]),
+    .testTarget(name: "EventLogCLITests", dependencies: ["EventLogCLI", "EventLog", "RestaurantBooking"]),
   ],
   swiftLanguageModes: [.v6]
 )

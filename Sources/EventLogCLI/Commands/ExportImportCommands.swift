@@ -1,0 +1,171 @@
+import EventLog
+import Foundation
+
+/// `eventlog export`: the whole log as JSON Lines, in the `log --json` format.
+struct ExportCommand: CLICommand {
+  static let spec = CommandSpec(
+    name: "export", abstract: "Write the whole log as JSON Lines (the log --json format).",
+    options: [.option("output", "FILE", "Write to FILE instead of standard output.")],
+    discussion: "`import` of the output into an empty environment, then `export`, gives the same bytes.")
+
+  var output: String?
+
+  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
+    output = arguments.value("output")
+    if output == "" { throw UsageError("'--output' needs a file name", usage: usage) }
+  }
+
+  func run(_ context: CommandContext) async throws {
+    let store = try context.openStore(.read)
+    let registry = context.dependencies.eventTypes
+    let head = try store.head()
+    let progress = ProgressReporter("export", console: context.console)
+    var sink: FileSink?
+    if let output {
+      sink = try FileSink(path: output)
+    }
+    var buffer = ""
+    try store.forEachEvent { event in
+      let line = try EventJSON.line(event, registry: registry)
+      if let sink {
+        buffer += line
+        buffer += "\n"
+        if buffer.utf8.count >= 1 << 16 {
+          try sink.write(buffer)
+          buffer.removeAll(keepingCapacity: true)
+        }
+      } else {
+        context.console.print(line)
+      }
+      if event.sequence % 4_096 == 0 { progress.update(completed: event.sequence, total: head) }
+      return true
+    }
+    if let sink {
+      try sink.write(buffer)
+      try sink.close()
+      context.console.error("exported \(head) events to \(output ?? "")")
+    }
+    progress.finish()
+  }
+}
+
+/// A file written through a temporary name and renamed into place when complete, so a failed
+/// export leaves no partial file.
+final class FileSink {
+  let path: String
+  let temporary: String
+  let handle: FileHandle
+
+  init(path: String) throws {
+    self.path = path
+    temporary = path + ".partial-\(getpid())"
+    guard FileManager.default.createFile(atPath: temporary, contents: nil) else {
+      throw CommandFailure("cannot create '\(path)'")
+    }
+    guard let handle = FileHandle(forWritingAtPath: temporary) else {
+      throw CommandFailure("cannot write '\(path)'")
+    }
+    self.handle = handle
+  }
+
+  func write(_ text: String) throws {
+    do {
+      try handle.write(contentsOf: Data(text.utf8))
+    } catch {
+      try? FileManager.default.removeItem(atPath: temporary)
+      throw CommandFailure("cannot write '\(path)': \(error.localizedDescription)")
+    }
+  }
+
+  func close() throws {
+    try handle.close()
+    if rename(temporary, path) != 0 {
+      try? FileManager.default.removeItem(atPath: temporary)
+      throw CommandFailure("cannot write '\(path)': rename failed (errno \(errno))")
+    }
+  }
+
+  deinit {
+    try? FileManager.default.removeItem(atPath: temporary)
+  }
+}
+
+/// `eventlog import`: JSON Lines from `export` into an empty environment.
+struct ImportCommand: CLICommand {
+  static let spec = CommandSpec(
+    name: "import", abstract: "Load JSON Lines written by export into an empty environment.",
+    arguments: [.init(name: "FILE", help: "The file to read, or - for standard input.")],
+    discussion: """
+      The whole input is validated (JSON, fields, sequence 1, 2, 3…, stream versions, payloads) before \
+      anything is appended; an invalid line fails the import naming the line, and nothing is appended.
+      """)
+
+  var file: String
+
+  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
+    file = arguments.positionals[0]
+  }
+
+  func run(_ context: CommandContext) async throws {
+    let data: Data
+    if file == "-" {
+      data = context.console.readInput()
+    } else {
+      guard let contents = FileManager.default.contents(atPath: file) else {
+        throw CommandFailure("cannot read '\(file)'")
+      }
+      data = contents
+    }
+    let text = String(decoding: data, as: UTF8.self)
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    let registry = context.dependencies.eventTypes
+    // Validate everything before appending anything.
+    let progress = ProgressReporter("import", console: context.console)
+    var appends: [StreamAppend] = []
+    var count: UInt64 = 0
+    var versions: [StreamID: UInt64] = [:]
+    var ids = Set<UUID>()
+    for (index, line) in lines.enumerated() {
+      if line.isEmpty && index == lines.count - 1 { break }
+      let number = index + 1
+      let entry = try EventJSON.parse(line, number: number, registry: registry)
+      guard entry.sequence == count + 1 else {
+        throw CommandFailure("line \(number): 'seq' is \(entry.sequence), expected \(count + 1)")
+      }
+      let expected = (versions[entry.stream] ?? 0) + 1
+      guard entry.version == expected else {
+        throw CommandFailure(
+          "line \(number): stream '\(entry.stream)' 'version' is \(entry.version), expected \(expected)")
+      }
+      guard ids.insert(entry.event.id).inserted else {
+        throw CommandFailure(
+          "line \(number): event id \(entry.event.id.uuidString.lowercased()) appears twice")
+      }
+      versions[entry.stream] = entry.version
+      count += 1
+      if let last = appends.last, last.stream == entry.stream {
+        appends[appends.count - 1].events.append(entry.event)
+      } else {
+        appends.append(
+          StreamAppend(
+            stream: entry.stream, expectedVersion: .exactly(entry.version - 1), events: [entry.event]))
+      }
+      if count % 4_096 == 0 { progress.update(completed: UInt64(index + 1), total: UInt64(lines.count)) }
+    }
+    progress.finish()
+    guard count > 0 else { throw CommandFailure("'\(file)' holds no events") }
+    let store = try context.openStore(.create)
+    let head = try store.head()
+    guard head == 0 else {
+      throw CommandFailure(
+        "'\(context.databasePath)' already holds \(head) events; import needs an empty environment")
+    }
+    // One append: the import is stored whole or not at all.
+    let result = try await store.append(appends)
+    guard result.lastSequence == count, !result.alreadyStored else {
+      throw CommandFailure(
+        "the import landed at seq \(result.firstSequence)…\(result.lastSequence), expected 1…\(count)")
+    }
+    context.console.print("imported \(count) events")
+  }
+}

@@ -1,0 +1,130 @@
+import EventLog
+import Foundation
+
+/// `eventlog log`: the audit trail, filtered, paged through without loading the log whole.
+struct LogCommand: CLICommand {
+  static let spec = CommandSpec(
+    name: "log", abstract: "Show the audit trail: every event, oldest first.",
+    options: [
+      .flag("json", "One JSON object per line (the export format)."),
+      .option("stream", "ID", "Only events of this stream."),
+      .option("type", "NAME", "Only events of this type."),
+      .option("from", "SEQ", "Start at this sequence number."),
+      .option("to", "SEQ", "Stop at this sequence number."),
+      .option("limit", "N", "Show at most N events."),
+    ])
+
+  var json: Bool
+  var stream: StreamID?
+  var type: String?
+  var from: UInt64
+  var to: UInt64?
+  var limit: Int
+
+  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
+    json = arguments.flag("json")
+    stream = arguments.value("stream").map { StreamID($0) }
+    type = arguments.value("type")
+    from = try arguments.sequence("from", usage: usage) ?? 1
+    to = try arguments.sequence("to", usage: usage)
+    limit = try arguments.integer("limit", in: 0...Int.max, usage: usage) ?? .max
+    if let to, to < from {
+      throw UsageError("'--to \(to)' is before '--from \(from)'", usage: usage)
+    }
+  }
+
+  func run(_ context: CommandContext) async throws {
+    let store = try context.openStore(.read)
+    let registry = context.dependencies.eventTypes
+    let console = context.console
+    var shown = 0
+    var page = Table(["SEQ", "RECORDED AT", "STREAM", "VER", "TYPE", "PAYLOAD"], rightAligned: [0, 3])
+    func flushPage() {
+      if !page.rows.isEmpty { console.print(page.rendered(), terminator: "") }
+      page.rows.removeAll()
+    }
+    let visit: (RecordedEvent) throws -> Bool = { event in
+      guard shown < limit else { return false }
+      if let to, event.sequence > to { return false }
+      guard event.sequence >= from, type.map({ $0 == event.type }) ?? true else { return true }
+      shown += 1
+      if json {
+        console.print(try EventJSON.line(event, registry: registry))
+      } else {
+        page.append([
+          String(event.sequence), ISO8601.string(from: event.recordedAt), event.stream.rawValue,
+          String(event.version),
+          event.type, EventJSON.summary(event, registry: registry),
+        ])
+        if page.rows.count == 1_000 { flushPage() }
+      }
+      return true
+    }
+    if let stream {
+      var nextVersion: UInt64 = 1
+      walk: while true {
+        let events = try store.events(in: stream, fromVersion: nextVersion, limit: 1_000)
+        for event in events {
+          if try !visit(event) { break walk }
+        }
+        guard let last = events.last, events.count == 1_000 else { break }
+        nextVersion = last.version + 1
+      }
+    } else {
+      try store.forEachEvent(from: from, through: to, visit)
+    }
+    flushPage()
+    if !json && shown == 0 { context.console.error("no events match") }
+  }
+}
+
+/// `eventlog show SEQ`: one event in full.
+struct ShowCommand: CLICommand {
+  static let spec = CommandSpec(
+    name: "show", abstract: "Show one event in full.",
+    arguments: [.init(name: "SEQ", help: "The event's sequence number.")],
+    options: [.flag("json", "As one JSON object (the log format).")])
+
+  var sequence: UInt64
+  var json: Bool
+
+  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
+    let text = arguments.positionals[0]
+    guard let sequence = UInt64(text), sequence > 0 else {
+      throw UsageError(
+        "invalid sequence number '\(text)' for 'SEQ': expected a positive integer", usage: usage)
+    }
+    self.sequence = sequence
+    json = arguments.flag("json")
+  }
+
+  func run(_ context: CommandContext) async throws {
+    let store = try context.openStore(.read)
+    guard let event = try store.event(at: sequence) else {
+      throw CommandFailure("no event \(sequence) (the log's head is \(try store.head()))")
+    }
+    let registry = context.dependencies.eventTypes
+    if json {
+      context.console.print(try EventJSON.line(event, registry: registry))
+      return
+    }
+    let payload: String
+    if let data = try? registry.json(of: event) {
+      payload = String(decoding: data, as: UTF8.self)
+    } else {
+      payload = "(\(event.payload.count) bytes, type not known to this build)"
+    }
+    var table = Table(["FIELD", "VALUE"])
+    table.append(["seq", String(event.sequence)])
+    table.append(["id", event.id.uuidString.lowercased()])
+    table.append(["stream", event.stream.rawValue])
+    table.append(["version", String(event.version)])
+    table.append(["type", "\(event.type) (schema \(event.schemaVersion))"])
+    table.append(["recordedAt", ISO8601.string(from: event.recordedAt)])
+    table.append(["correlationId", event.metadata.correlationID?.uuidString.lowercased() ?? "-"])
+    table.append(["causationId", event.metadata.causationID?.uuidString.lowercased() ?? "-"])
+    table.append(["origin", event.metadata.origin.isEmpty ? "-" : event.metadata.origin])
+    table.append(["payload", payload])
+    context.console.print(table.rendered(), terminator: "")
+  }
+}

@@ -1,0 +1,91 @@
+import EventLog
+import Foundation
+import RestaurantBooking
+
+/// `eventlog restaurants sync`: fetch the remote list and append the diff.
+struct RestaurantsSyncCommand: CLICommand {
+  static let spec = CommandSpec(
+    name: "sync", abstract: "Fetch the restaurant list and append the diff as events; print the counts.",
+    options: [
+      .option(
+        "from", "URL|FILE|-", "The Supabase project URL, a file holding one response body, or - for stdin."),
+      .option("api-key", "KEY", "The Supabase API key (default: $SUPABASE_ANON_KEY); never printed."),
+      .flag("json", #"As {"added", "updated", "removed", "unchanged"}."#),
+    ],
+    discussion: """
+      Only a complete snapshot is diffed: a failed page, a malformed row or a duplicate id fails the sync \
+      and nothing is appended. The same snapshot twice appends nothing.
+      """)
+
+  var from: String
+  var apiKey: String?
+  var json: Bool
+
+  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
+    guard let from = arguments.value("from"), !from.isEmpty else {
+      throw UsageError("missing '--from <URL|FILE|->'", usage: usage)
+    }
+    self.from = from
+    apiKey = arguments.value("api-key")
+    json = arguments.flag("json")
+  }
+
+  var isRemote: Bool { from.hasPrefix("http://") || from.hasPrefix("https://") }
+
+  func run(_ context: CommandContext) async throws {
+    let key = apiKey ?? context.environment["SUPABASE_ANON_KEY"]
+    if isRemote && (key ?? "").isEmpty {
+      throw UsageError(
+        "'--from \(from)' needs an API key: give '--api-key <KEY>' or set SUPABASE_ANON_KEY",
+        usage: Self.spec.usage(prefix: "eventlog restaurants"))
+    }
+    let source = try context.dependencies.restaurantSource(from, isRemote ? key : nil)
+    let store = try context.openStore(.create)
+    let repository = context.dependencies.restaurantRepository(store, source)
+    let summary = try await repository.refresh()
+    if json {
+      context.console.print(
+        JSONValue.object([
+          ("added", .int(Int64(summary.added))), ("updated", .int(Int64(summary.updated))),
+          ("removed", .int(Int64(summary.removed))), ("unchanged", .int(Int64(summary.unchanged))),
+        ]).rendered())
+    } else {
+      context.console.print(
+        "added \(summary.added), updated \(summary.updated), removed \(summary.removed), unchanged \(summary.unchanged)"
+      )
+    }
+  }
+}
+
+/// `eventlog restaurants list`.
+struct RestaurantsListCommand: CLICommand {
+  static let spec = CommandSpec(
+    name: "list", abstract: "List the current restaurants, sorted by name.",
+    options: [.flag("json", #"As [{"id", "name", "cuisine"}]."#)])
+
+  var json: Bool
+
+  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
+    json = arguments.flag("json")
+  }
+
+  func run(_ context: CommandContext) async throws {
+    let store = try context.openStore(.read)
+    let restaurants = try await context.dependencies.restaurantRepository(store, NoRestaurantSource())
+      .getAll()
+    if json {
+      context.console.print(JSONValue.array(restaurants.map(DomainJSON.restaurant)).rendered())
+    } else {
+      context.console.print(DomainTables.restaurants(restaurants), terminator: "")
+    }
+  }
+}
+
+/// The source of a repository that only reads.
+struct NoRestaurantSource: RestaurantSource {
+  var sourceDescription: String { "none" }
+
+  func fetchAll() async throws -> [RemoteRestaurant] {
+    throw CommandFailure("no restaurant source is configured for this command")
+  }
+}

@@ -1,0 +1,103 @@
+import EventLog
+import Foundation
+
+/// `eventlog verify`: checksums, gap-free sequence, stream versions, indexes, projection
+/// checkpoints and projections against a replay.
+struct VerifyCommand: CLICommand {
+  static let spec = CommandSpec(
+    name: "verify",
+    abstract: "Check every record's checksum, the sequence, stream versions, indexes and projections.",
+    options: [.flag("json", #"As {"ok", "events", "problems": [{"seq", "problem"}]}."#)],
+    discussion: "Exits with status 1 when a problem is found.")
+
+  var json: Bool
+
+  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
+    json = arguments.flag("json")
+  }
+
+  func run(_ context: CommandContext) async throws {
+    let store = try context.openStore(.read)
+    let progress = ProgressReporter("verify", console: context.console)
+    let report = try store.verify { progress.update(completed: $0.completed, total: $0.total) }
+    progress.finish()
+    if json {
+      let problems = report.problems.map { problem in
+        JSONValue.object([
+          ("seq", problem.sequence.map(JSONValue.uint) ?? .null), ("problem", .string(problem.problem)),
+        ])
+      }
+      context.console.print(
+        JSONValue.object([
+          ("ok", .bool(report.ok)), ("events", .uint(report.events)), ("problems", .array(problems)),
+        ])
+        .rendered())
+    } else if report.ok {
+      context.console.print("OK: \(report.events) events verified; projections match a replay.")
+    } else {
+      var table = Table(["SEQ", "PROBLEM"], rightAligned: [0])
+      for problem in report.problems {
+        table.append([problem.sequence.map(String.init) ?? "-", problem.problem])
+      }
+      context.console.print(table.rendered(), terminator: "")
+    }
+    if !report.ok {
+      let first = report.problems[0]
+      throw CommandFailure(
+        "verify found \(report.problems.count) problem(s); the first: \(first)")
+    }
+  }
+}
+
+/// `eventlog stats`: counts, sizes, head and per-type counts.
+struct StatsCommand: CLICommand {
+  static let spec = CommandSpec(
+    name: "stats", abstract: "Show counts, sizes, the head sequence and per-type counts.",
+    options: [.flag("json", "As one JSON object.")])
+
+  var json: Bool
+
+  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
+    json = arguments.flag("json")
+  }
+
+  func run(_ context: CommandContext) async throws {
+    let store = try context.openStore(.read)
+    let head = try store.head()
+    var types: [String: Int] = [:]
+    var streams = Set<String>()
+    let progress = ProgressReporter("stats", console: context.console)
+    try store.forEachEvent { event in
+      types[event.type, default: 0] += 1
+      streams.insert(event.stream.rawValue)
+      if event.sequence % 16_384 == 0 { progress.update(completed: event.sequence, total: head) }
+      return true
+    }
+    progress.finish()
+    let info = store.storageInfo()
+    let fileSize =
+      (try? FileManager.default.attributesOfItem(atPath: store.path + "/data.mdb")[.size] as? Int) ?? 0
+    let sortedTypes = types.sorted { $0.key < $1.key }
+    if json {
+      context.console.print(
+        JSONValue.object([
+          ("events", .uint(head)), ("head", .uint(head)), ("streams", .int(Int64(streams.count))),
+          ("fileBytes", .int(Int64(fileSize))), ("usedBytes", .int(Int64(info.usedBytes))),
+          ("mapBytes", .int(Int64(info.mapSize))),
+          ("types", .object(sortedTypes.map { ($0.key, JSONValue.int(Int64($0.value))) })),
+        ]).rendered())
+      return
+    }
+    var table = Table(["STAT", "VALUE"], rightAligned: [1])
+    table.append(["events", String(head)])
+    table.append(["head sequence", String(head)])
+    table.append(["streams", String(streams.count)])
+    table.append(["data file", Formatting.bytes(fileSize)])
+    table.append(["in use", Formatting.bytes(info.usedBytes)])
+    table.append(["map size", Formatting.bytes(info.mapSize)])
+    context.console.print(table.rendered())
+    var byType = Table(["TYPE", "EVENTS"], rightAligned: [1])
+    for (type, count) in sortedTypes { byType.append([type, String(count)]) }
+    context.console.print(byType.rendered(), terminator: "")
+  }
+}

@@ -1,0 +1,205 @@
+import EventLog
+import Foundation
+import RestaurantBooking
+
+/// The concrete pieces the composition root (`main.swift`) hands to the commands.
+public struct Dependencies: Sendable {
+  /// Opens the event store with the application's projections.
+  public var openStore: @Sendable (_ path: String, _ options: EventStore.Options) throws -> EventStore
+  /// The application's event types, for JSON rendering and import.
+  public var eventTypes: EventTypeRegistry
+  /// The restaurant source for `--from URL|FILE|-` with an optional API key.
+  public var restaurantSource: @Sendable (_ from: String, _ apiKey: String?) throws -> any RestaurantSource
+  /// The restaurant repository over a store, syncing from `source`.
+  public var restaurantRepository:
+    @Sendable (_ store: EventStore, _ source: any RestaurantSource) -> any RestaurantRepository
+  /// The booking repository over a store.
+  public var bookingRepository: @Sendable (_ store: EventStore) -> any BookingRepository
+
+  /// Creates the dependencies.
+  public init(
+    openStore: @escaping @Sendable (String, EventStore.Options) throws -> EventStore,
+    eventTypes: EventTypeRegistry,
+    restaurantSource: @escaping @Sendable (String, String?) throws -> any RestaurantSource,
+    restaurantRepository: @escaping @Sendable (EventStore, any RestaurantSource) -> any RestaurantRepository,
+    bookingRepository: @escaping @Sendable (EventStore) -> any BookingRepository
+  ) {
+    self.openStore = openStore
+    self.eventTypes = eventTypes
+    self.restaurantSource = restaurantSource
+    self.restaurantRepository = restaurantRepository
+    self.bookingRepository = bookingRepository
+  }
+}
+
+/// The `eventlog` program: global options, command dispatch, help, exit statuses.
+///
+/// Exit status 0 on success, 1 when the command failed (`Error: …` on standard error), 64 on a
+/// usage error (with the usage line), as swift-argument-parser does.
+public enum EventLogProgram {
+  /// The tool's version.
+  public static let version = "0.1.0"
+
+  struct Group {
+    var name: String
+    var abstract: String
+    var commands: [any CLICommand.Type]
+  }
+
+  static let groups: [Group] = [
+    Group(
+      name: "restaurants", abstract: "Sync the restaurant catalog from Supabase and list it.",
+      commands: [RestaurantsSyncCommand.self, RestaurantsListCommand.self]),
+    Group(
+      name: "bookings", abstract: "Create, delete and list bookings.",
+      commands: [BookingsCreateCommand.self, BookingsDeleteCommand.self, BookingsListCommand.self]),
+  ]
+
+  static let commands: [any CLICommand.Type] = [
+    LogCommand.self, ShowCommand.self, ReplayCommand.self, VerifyCommand.self, StatsCommand.self,
+    ExportCommand.self, ImportCommand.self,
+  ]
+
+  static let globalSpec = CommandSpec(
+    name: "", abstract: "Audit, replay and verify the event log of the restaurant-booking data layer.",
+    options: [
+      .option("db", "PATH", "The LMDB environment directory (default: $EVENTLOG_DB, else ./eventlog.db)."),
+      .flag("version", "Show the version."),
+    ])
+
+  /// Runs the program and returns its exit status.
+  public static func main(
+    arguments: [String], environment: [String: String], dependencies: Dependencies,
+    console: Console = Console()
+  ) async -> Int32 {
+    defer { console.flush() }
+    var arguments = arguments
+    var databasePath = environment["EVENTLOG_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "./eventlog.db"
+    do {
+      // Global options may stand anywhere before `--`.
+      var index = 0
+      while index < arguments.count && arguments[index] != "--" {
+        let argument = arguments[index]
+        if argument == "--db" {
+          guard index + 1 < arguments.count, !arguments[index + 1].isEmpty else {
+            throw UsageError("missing value for '--db <PATH>'", usage: globalUsage)
+          }
+          databasePath = arguments[index + 1]
+          arguments.removeSubrange(index...(index + 1))
+        } else if argument.hasPrefix("--db=") {
+          databasePath = String(argument.dropFirst(5))
+          guard !databasePath.isEmpty else {
+            throw UsageError("missing value for '--db <PATH>'", usage: globalUsage)
+          }
+          arguments.remove(at: index)
+        } else {
+          index += 1
+        }
+      }
+      guard let first = arguments.first else {
+        throw UsageError("missing command", usage: globalUsage)
+      }
+      if first == "--help" || first == "-h" || first == "help" {
+        console.print(topLevelHelp())
+        return 0
+      }
+      if first == "--version" {
+        console.print("eventlog \(version)")
+        return 0
+      }
+      let context = CommandContext(
+        databasePath: databasePath, console: console, environment: environment, dependencies: dependencies)
+      if let group = groups.first(where: { $0.name == first }) {
+        let rest = Array(arguments.dropFirst())
+        guard let name = rest.first, !name.hasPrefix("-") || name == "--help" || name == "-h" else {
+          if let flag = rest.first {
+            throw UsageError("unknown option '\(flag)' for '\(group.name)'", usage: groupUsage(group))
+          }
+          throw UsageError("missing subcommand for '\(group.name)'", usage: groupUsage(group))
+        }
+        if name == "--help" || name == "-h" {
+          console.print(groupHelp(group))
+          return 0
+        }
+        guard let command = group.commands.first(where: { $0.spec.name == name }) else {
+          throw UsageError("unknown subcommand '\(name)' for '\(group.name)'", usage: groupUsage(group))
+        }
+        return try await run(command, prefix: "eventlog \(group.name)", Array(rest.dropFirst()), context)
+      }
+      guard let command = commands.first(where: { $0.spec.name == first }) else {
+        if first.hasPrefix("-") { throw UsageError("unknown option '\(first)'", usage: globalUsage) }
+        throw UsageError("unknown command '\(first)'", usage: globalUsage)
+      }
+      return try await run(command, prefix: "eventlog", Array(arguments.dropFirst()), context)
+    } catch let error as UsageError {
+      console.flush()
+      console.error("Error: \(error.message)")
+      if !error.usage.isEmpty { console.error("Usage: \(error.usage)") }
+      console.error("  See 'eventlog --help' or 'eventlog COMMAND --help'.")
+      return 64
+    } catch {
+      console.flush()
+      console.error("Error: \(describe(error))")
+      return 1
+    }
+  }
+
+  private static func run(
+    _ command: any CLICommand.Type, prefix: String, _ arguments: [String], _ context: CommandContext
+  ) async throws -> Int32 {
+    let usage = command.spec.usage(prefix: prefix)
+    let parsed = try ParsedArguments(arguments, spec: command.spec, usage: usage)
+    if parsed.wantsHelp {
+      context.console.print(command.spec.help(prefix: prefix))
+      return 0
+    }
+    let instance = try command.init(parsed, usage: usage)
+    try await instance.run(context)
+    return 0
+  }
+
+  /// One line for any error, naming what it concerns.
+  static func describe(_ error: any Error) -> String {
+    String(describing: error)
+  }
+
+  static var globalUsage: String { "eventlog [--db PATH] COMMAND [OPTIONS]" }
+
+  static func groupUsage(_ group: Group) -> String {
+    "eventlog \(group.name) \(group.commands.map { $0.spec.name }.joined(separator: "|")) [OPTIONS]"
+  }
+
+  static func groupHelp(_ group: Group) -> String {
+    var lines = ["OVERVIEW: \(group.abstract)", "", "USAGE: \(groupUsage(group))", "", "SUBCOMMANDS:"]
+    let width = group.commands.map { $0.spec.name.count }.max() ?? 0
+    for command in group.commands {
+      lines.append(
+        "  \(command.spec.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(command.spec.abstract)"
+      )
+    }
+    lines += ["", "  See 'eventlog \(group.name) SUBCOMMAND --help' for details."]
+    return lines.joined(separator: "\n")
+  }
+
+  static func topLevelHelp() -> String {
+    var lines = ["OVERVIEW: \(globalSpec.abstract)", "", "USAGE: \(globalUsage)", "", "OPTIONS:"]
+    lines.append(
+      "  --db <PATH>   The LMDB environment directory (default: $EVENTLOG_DB, else ./eventlog.db).")
+    lines.append("  --version     Show the version.")
+    lines.append("  --help        Show help information.")
+    lines += ["", "COMMANDS:"]
+    var entries: [(String, String)] = []
+    for group in groups {
+      for command in group.commands {
+        entries.append(("\(group.name) \(command.spec.name)", command.spec.abstract))
+      }
+    }
+    for command in commands { entries.append((command.spec.name, command.spec.abstract)) }
+    let width = entries.map(\.0.count).max() ?? 0
+    for (name, abstract) in entries {
+      lines.append("  \(name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(abstract)")
+    }
+    lines += ["", "  See 'eventlog COMMAND --help' for details."]
+    return lines.joined(separator: "\n")
+  }
+}

@@ -1,0 +1,51 @@
+import EventLog
+import Foundation
+import RestaurantBooking
+
+/// The contract's JSON shapes of the domain models.
+enum DomainJSON {
+  /// `{"id", "name", "cuisine"}`.
+  static func restaurant(_ restaurant: Restaurant) -> JSONValue {
+    .object([
+      ("id", .string(restaurant.id.uuidString.lowercased())), ("name", .string(restaurant.name)),
+      ("cuisine", .string(restaurant.cuisine.rawValue)),
+    ])
+  }
+
+  /// `{"id", "restaurantId", "restaurantName", "date", "partySize", "customerName", "notes", "createdAt"}`.
+  static func booking(_ booking: Booking) -> JSONValue {
+    .object([
+      ("id", .string(booking.id.uuidString.lowercased())),
+      ("restaurantId", .string(booking.restaurantID.uuidString.lowercased())),
+      ("restaurantName", .string(booking.restaurantName)),
+      ("date", .string(ISO8601.string(from: booking.date))),
+      ("partySize", .int(Int64(booking.partySize))),
+      ("customerName", .string(booking.customerName)),
+      ("notes", .optional(booking.notes)),
+      ("createdAt", .string(ISO8601.string(from: booking.createdAt))),
+    ])
+  }
+}
+
+/// Human tables of the domain models.
+enum DomainTables {
+  static func restaurants(_ restaurants: [Restaurant]) -> String {
+    var table = Table(["NAME", "CUISINE", "ID"])
+    for restaurant in restaurants {
+      table.append([restaurant.name, restaurant.cuisine.rawValue, restaurant.id.uuidString.lowercased()])
+    }
+    return table.rendered() + "\(restaurants.count) restaurant\(restaurants.count == 1 ? "" : "s")\n"
+  }
+
+  static func bookings(_ bookings: [Booking]) -> String {
+    var table = Table(["DATE", "RESTAURANT", "PARTY", "NAME", "NOTES", "ID"], rightAligned: [2])
+    for booking in bookings {
+      table.append([
+        ISO8601.string(from: booking.date), booking.restaurantName, String(booking.partySize),
+        booking.customerName,
+        booking.notes ?? "", booking.id.uuidString.lowercased(),
+      ])
+    }
+    return table.rendered() + "\(bookings.count) booking\(bookings.count == 1 ? "" : "s")\n"
+  }
+}

@@ -1,0 +1,30 @@
+// The composition root: the only place that creates the concrete store, sources and repositories.
+import EventLog
+import EventLogCLI
+import Foundation
+import RestaurantBooking
+
+let dependencies = Dependencies(
+  openStore: { path, options in
+    try EventStore(path: path, projections: RestaurantBookingSchema.projections, options: options)
+  },
+  eventTypes: RestaurantBookingSchema.eventTypes,
+  restaurantSource: { from, apiKey in
+    if from.hasPrefix("http://") || from.hasPrefix("https://") {
+      guard let url = URL(string: from) else {
+        throw CommandFailure("'--from': '\(from)' is not a valid URL")
+      }
+      return SupabaseRestaurantSource(baseURL: url, apiKey: apiKey ?? "")
+    }
+    return FileRestaurantSource(path: from)
+  },
+  restaurantRepository: { store, source in
+    EventSourcedRestaurantRepository(store: store, source: source, origin: "cli")
+  },
+  bookingRepository: { store in EventSourcedBookingRepository(store: store, origin: "cli") }
+)
+
+let status = await EventLogProgram.main(
+  arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment,
+  dependencies: dependencies)
+exit(status)
