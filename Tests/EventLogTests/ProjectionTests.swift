@@ -167,3 +167,34 @@ struct SplitMix64: RandomNumberGenerator {
     return z ^ (z >> 31)
   }
 }
+
+@Suite("Replay failures")
+struct ReplayFailureTests {
+  @Test("a projection that fails during replay names the event, stops the reader, and does not hang")
+  func failingReplay() async throws {
+    let dir = TemporaryDirectory()
+    let path = dir.environment()
+    var options = EventStore.Options.fast
+    options.replayChunkSize = 3
+    var plain: EventStore? = try EventStore(path: path, options: options)
+    for index in 0..<20 { try await plain?.append([try note("n\(index)")], to: "s") }
+    try await plain?.append([try NewEvent(Poison(reason: "late"))], to: "s")
+    for index in 0..<20 { try await plain?.append([try note("m\(index)")], to: "s") }
+    await close(&plain)
+    // Opening with the projection must catch it up, and the poison event fails that, naming it.
+    #expect(
+      throws: EventStoreError.projectionFailed(projection: "notes", sequence: 21, reason: "poisoned: late")
+    ) {
+      _ = try EventStore(path: path, projections: [NotesProjection()], options: options)
+    }
+    options.readOnly = true
+    let readOnly = try EventStore(path: path, projections: [NotesProjection()], options: options)
+    #expect(
+      throws: EventStoreError.projectionFailed(projection: "notes", sequence: 21, reason: "poisoned: late")
+    ) {
+      _ = try readOnly.replay()
+    }
+    let partial = try readOnly.replay(through: 20)
+    #expect(partial.eventCount == 20)
+  }
+}

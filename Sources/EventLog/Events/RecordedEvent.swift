@@ -46,7 +46,12 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
     }
     do {
       if schemaVersion == E.schemaVersion {
-        return try BinaryDecoder().decode(E.self, from: payload)
+        return try payload.withUnsafeBytes { bytes in
+          var reader = BinaryReader(bytes)
+          let value = try E(binary: &reader)
+          try reader.finish()
+          return value
+        }
       }
       if schemaVersion < E.schemaVersion {
         return try E.upcast(from: schemaVersion, payload: EncodedPayload(bytes: payload))

@@ -51,10 +51,38 @@ enum ProjectionEngine {
     return Int(last - first + 1)
   }
 
+  /// Reads and verifies events `first...last` in `txn`, checking the sequence is gap-free.
+  static func decode(
+    from first: UInt64, through last: UInt64, in txn: Transaction, events: Database
+  ) throws -> [RecordedEvent] {
+    guard first <= last else { return [] }
+    var result: [RecordedEvent] = []
+    result.reserveCapacity(Int(last - first + 1))
+    var expected = first
+    try txn.withCursor(in: events) { cursor in
+      var found = try withUnsafeBytes(of: first) { try cursor.seek($0) }
+      while found {
+        let sequence = cursor.key.loadUnaligned(as: UInt64.self)
+        if sequence > last { break }
+        guard sequence == expected else {
+          throw EventStoreError.corruptedRecord(
+            sequence: expected, reason: "the event is missing (the next stored is \(sequence))")
+        }
+        result.append(try RecordCodec.decode(cursor.value, sequence: sequence))
+        expected += 1
+        found = try cursor.move(.next)
+      }
+    }
+    guard expected == last + 1 else {
+      throw EventStoreError.corruptedRecord(sequence: expected, reason: "the event is missing")
+    }
+    return result
+  }
+
   /// Fresh in-memory tables for `projection` and a state over them.
   static func memoryTarget(for projection: any Projection) -> (Target, [String: MemoryTable]) {
     var tables: [String: MemoryTable] = [:]
-    for table in projection.tables { tables[table] = MemoryTable() }
+    for table in projection.tables { tables[table] = MemoryTable(name: table) }
     return ((projection, ProjectionState(projection: projection.name, backend: .memory(tables))), tables)
   }
 

@@ -15,40 +15,62 @@ public final class ProjectionState {
   /// The projection's name.
   public let projection: String
   let backend: Backend
+  /// The tables in a small array: a linear search of a few names beats hashing a string on
+  /// every call of the replay's hot path.
+  private let memoryTables: [MemoryTable]
+  private let databases: [(name: String, database: Database)]
 
   init(projection: String, backend: Backend) {
     self.projection = projection
     self.backend = backend
+    switch backend {
+    case .lmdb(_, let databases):
+      self.databases = databases.map { (name: $0.key, database: $0.value) }
+      self.memoryTables = []
+    case .memory(let tables):
+      self.databases = []
+      self.memoryTables = Array(tables.values)
+    }
   }
 
   private func unknown(_ table: String) -> EventStoreError {
     .invalidProjection("projection '\(projection)' has no table '\(table)'")
   }
 
+  @inline(__always)
+  private func memoryTable(_ name: String) throws -> MemoryTable {
+    for table in memoryTables where table.name == name { return table }
+    throw unknown(name)
+  }
+
+  @inline(__always)
+  private func database(_ name: String) throws -> Database {
+    for entry in databases where entry.name == name { return entry.database }
+    throw unknown(name)
+  }
+
   /// The value stored under `key` in `table`, or `nil`.
   /// - Complexity: O(log n) in LMDB, O(1) in memory.
   public func value(forKey key: [UInt8], in table: String) throws -> [UInt8]? {
     switch backend {
-    case .lmdb(let txn, let databases):
-      guard let database = databases[table] else { throw unknown(table) }
+    case .lmdb(let txn, _):
+      let database = try database(table)
       return try key.withUnsafeBytes { try txn.value(forKey: $0, in: database) }
-    case .memory(let tables):
-      guard let memory = tables[table] else { throw unknown(table) }
-      return memory.entries[key]
+    case .memory:
+      return try memoryTable(table).entries[MemoryTable.Key(key)]
     }
   }
 
   /// Stores `value` under `key` in `table`, replacing what was there.
   public func put(_ value: [UInt8], forKey key: [UInt8], in table: String) throws {
     switch backend {
-    case .lmdb(let txn, let databases):
-      guard let database = databases[table] else { throw unknown(table) }
+    case .lmdb(let txn, _):
+      let database = try database(table)
       try key.withUnsafeBytes { k in
         try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: database) }
       }
-    case .memory(let tables):
-      guard let memory = tables[table] else { throw unknown(table) }
-      memory.entries[key] = value
+    case .memory:
+      try memoryTable(table).entries[MemoryTable.Key(key)] = value
     }
   }
 
@@ -57,12 +79,11 @@ public final class ProjectionState {
   @discardableResult
   public func delete(forKey key: [UInt8], in table: String) throws -> Bool {
     switch backend {
-    case .lmdb(let txn, let databases):
-      guard let database = databases[table] else { throw unknown(table) }
+    case .lmdb(let txn, _):
+      let database = try database(table)
       return try key.withUnsafeBytes { try txn.delete(forKey: $0, in: database) }
-    case .memory(let tables):
-      guard let memory = tables[table] else { throw unknown(table) }
-      return memory.entries.removeValue(forKey: key) != nil
+    case .memory:
+      return try memoryTable(table).entries.removeValue(forKey: MemoryTable.Key(key)) != nil
     }
   }
 

@@ -1,5 +1,7 @@
+import Dispatch
 import Foundation
 import LMDB
+import Synchronization
 
 /// How far a replay or a verification has come.
 public struct ProgressReport: Sendable {
@@ -87,17 +89,58 @@ extension EventStore {
       targets.append(target)
       tables[projection.name] = memory
     }
-    var next: UInt64 = 1
-    let chunk = UInt64(max(1, options.replayChunkSize))
-    while next <= last {
-      let end = min(last, next + chunk - 1)
-      try storage {
-        try environment.read { txn in
-          try ProjectionEngine.fold(from: next, through: end, in: txn, events: schema.events, into: targets)
+    // Size the tables for the live projections' entry counts: growing a dictionary rehashes it.
+    try storage {
+      try environment.read { txn in
+        for (projection, memory) in tables {
+          for (name, table) in memory {
+            guard let database = projectionDatabases[projection]?[name] else { continue }
+            table.entries.reserveCapacity(try txn.count(in: database))
+          }
         }
       }
-      next = end + 1
-      progress?(ProgressReport(completed: end, total: last, elapsed: clock.now - start))
+    }
+    // Two stages on two threads: a reader verifies and decodes records chunk by chunk (each chunk
+    // in its own read transaction) while this thread folds the previous chunk into the projections.
+    let chunk = UInt64(max(1, options.replayChunkSize))
+    let pipeline = ReplayPipeline(depth: 2)
+    let readerEnvironment = environment
+    let events = schema.events
+    Thread.detachNewThread {
+      var next: UInt64 = 1
+      while next <= last && !pipeline.isCancelled {
+        let end = min(last, next + chunk - 1)
+        let from = next
+        let decoded = Result {
+          try storage {
+            try readerEnvironment.read { txn in
+              try ProjectionEngine.decode(from: from, through: end, in: txn, events: events)
+            }
+          }
+        }
+        pipeline.put(decoded)
+        guard case .success = decoded else { return }
+        next = end + 1
+      }
+      pipeline.put(.success([]))
+    }
+    var folded: UInt64 = 0
+    do {
+      while folded < last {
+        let chunkEvents = try pipeline.take().get()
+        guard !chunkEvents.isEmpty else { break }
+        for event in chunkEvents {
+          try ProjectionEngine.apply(event, to: targets)
+        }
+        folded += UInt64(chunkEvents.count)
+        progress?(ProgressReport(completed: folded, total: last, elapsed: clock.now - start))
+      }
+    } catch {
+      pipeline.cancel()
+      throw error
+    }
+    guard folded == last else {
+      throw EventStoreError.corruptedRecord(sequence: folded + 1, reason: "the event is missing")
     }
     return ReplayResult(
       throughSequence: last, eventCount: Int(last), duration: clock.now - start, targets: targets,
@@ -177,4 +220,42 @@ private final class ReplayBox: @unchecked Sendable {
   // awaiting caller resumes; the two never touch it at the same time.
   let replay: ReplayResult
   init(_ replay: ReplayResult) { self.replay = replay }
+}
+
+/// A bounded hand-over of decoded chunks from replay's reader thread to the folding thread.
+private final class ReplayPipeline: Sendable {
+  private let items = Mutex<(queue: [Result<[RecordedEvent], any Error>], cancelled: Bool)>(([], false))
+  private let filled = DispatchSemaphore(value: 0)
+  private let free: DispatchSemaphore
+
+  /// - Parameter depth: how many decoded chunks may wait (memory: depth × chunk size events).
+  init(depth: Int) {
+    // Created at 0 and raised: libdispatch traps when a semaphore is freed below its initial value.
+    free = DispatchSemaphore(value: 0)
+    for _ in 0..<depth { free.signal() }
+  }
+
+  var isCancelled: Bool { items.withLock { $0.cancelled } }
+
+  /// Hands over a chunk, waiting while `depth` chunks wait already (unless cancelled).
+  func put(_ chunk: Result<[RecordedEvent], any Error>) {
+    if isCancelled { return }
+    free.wait()
+    items.withLock { $0.queue.append(chunk) }
+    filled.signal()
+  }
+
+  /// The next chunk, in order.
+  func take() -> Result<[RecordedEvent], any Error> {
+    filled.wait()
+    let chunk = items.withLock { $0.queue.removeFirst() }
+    free.signal()
+    return chunk
+  }
+
+  /// Stops the reader: it ends at its next chunk, and a waiting hand-over is released.
+  func cancel() {
+    items.withLock { $0.cancelled = true }
+    free.signal()
+  }
 }
