@@ -36,3 +36,14 @@ public struct BookingCreated: EventPayload, Hashable {
     self.createdAt = createdAt
   }
 }
+
+extension BookingCreated {
+  /// Reads the fields in declaration order, the bytes `Codable` writes (the replay fast path;
+  /// `SchemaTests` checks it agrees with `Codable`).
+  public init(binary reader: inout BinaryReader) throws {
+    self.init(
+      bookingID: try reader.uuid(), restaurantID: try reader.uuid(), restaurantName: try reader.string(),
+      date: try reader.date(), partySize: try reader.int(), customerName: try reader.string(),
+      notes: try reader.optional { try $0.string() }, createdAt: try reader.date())
+  }
+}

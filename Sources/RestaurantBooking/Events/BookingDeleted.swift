@@ -12,3 +12,10 @@ public struct BookingDeleted: EventPayload, Hashable {
     self.bookingID = bookingID
   }
 }
+
+extension BookingDeleted {
+  /// Reads the fields in declaration order, the bytes `Codable` writes (the replay fast path).
+  public init(binary reader: inout BinaryReader) throws {
+    self.init(bookingID: try reader.uuid())
+  }
+}

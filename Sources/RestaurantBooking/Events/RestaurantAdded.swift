@@ -18,3 +18,10 @@ public struct RestaurantAdded: EventPayload, Hashable {
     self.cuisine = cuisine
   }
 }
+
+extension RestaurantAdded {
+  /// Reads the fields in declaration order, the bytes `Codable` writes (the replay fast path).
+  public init(binary reader: inout BinaryReader) throws {
+    self.init(restaurantID: try reader.uuid(), name: try reader.string(), cuisine: try reader.string())
+  }
+}

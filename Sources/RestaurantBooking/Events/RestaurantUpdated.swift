@@ -35,3 +35,15 @@ public struct RestaurantUpdated: EventPayload, Hashable {
     self.cuisine = cuisine
   }
 }
+
+extension RestaurantUpdated {
+  /// Reads the fields in declaration order, the bytes `Codable` writes (the replay fast path).
+  public init(binary reader: inout BinaryReader) throws {
+    func change(_ reader: inout BinaryReader) throws -> Change {
+      Change(old: try reader.string(), new: try reader.string())
+    }
+    self.init(
+      restaurantID: try reader.uuid(), name: try reader.optional(change), cuisine: try reader.optional(change)
+    )
+  }
+}
