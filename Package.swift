@@ -9,6 +9,7 @@ let package = Package(
     .library(name: "EventLog", targets: ["EventLog"]),
     .library(name: "RestaurantBooking", targets: ["RestaurantBooking"]),
     .executable(name: "eventlog", targets: ["eventlog"]),
+    .executable(name: "eventlog-benchmarks", targets: ["EventLogBenchmarks"]),
   ],
   targets: [
     // The C API of LMDB, from the system library (Debian: liblmdb-dev). Only `LMDB` imports it.
@@ -28,6 +29,19 @@ let package = Package(
     .target(name: "EventLogCLI", dependencies: ["EventLog", "RestaurantBooking"]),
     // The composition root: creates the concrete repositories and runs the command line.
     .executableTarget(name: "eventlog", dependencies: ["EventLogCLI", "RestaurantBooking", "EventLog"]),
+    // SQLite's C API from the system library, for the benchmark baseline only.
+    .systemLibrary(
+      name: "CSQLite",
+      path: "Benchmarks/CSQLite",
+      pkgConfig: "sqlite3",
+      providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
+    ),
+    // Workloads against eventlog, raw LMDB, an append-only LMDB log, SQLite and the naive refresh.
+    .executableTarget(
+      name: "EventLogBenchmarks",
+      dependencies: ["EventLog", "RestaurantBooking", "CLMDB", "CSQLite"],
+      path: "Benchmarks/EventLogBenchmarks"
+    ),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
     .testTarget(name: "EventLogTests", dependencies: ["EventLog", "LMDB"]),
     .testTarget(name: "RestaurantBookingTests", dependencies: ["RestaurantBooking", "EventLog"]),

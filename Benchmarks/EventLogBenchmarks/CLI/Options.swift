@@ -1,0 +1,108 @@
+/// The command line: `eventlog-benchmarks [--quick] [--json FILE] [--svg FILE] [WORKLOAD…]`.
+struct Options: Sendable {
+  var quick = false
+  var jsonPath: String?
+  var svgPath: String?
+  var runs: Int?
+  var workDirectory: String?
+  var allowDebug = false
+  var help = false
+  var list = false
+  var workloads: [Workload] = Workload.allCases
+  var systems: Set<SystemID> = Set(SystemID.allCases)
+
+  struct UsageError: Error, CustomStringConvertible {
+    var description: String
+  }
+
+  static let usage = """
+    USAGE: eventlog-benchmarks [--quick] [--json FILE] [--svg FILE] [--runs N] [--system NAME]…
+                               [--work-dir DIR] [--allow-debug] [--list] [WORKLOAD…]
+
+    Runs the workloads of GUIDE 3.3 against eventlog, lmdb-raw, lmdb-append, sqlite and seed, each
+    measurement in a child process, and prints a table of rates and ratios to eventlog.
+
+    ARGUMENTS:
+      WORKLOAD…          workloads to run: a name or a prefix (append, replay, sync.diff, …); all by default
+
+    OPTIONS:
+      --quick            smaller sizes, 3 runs: under two minutes on 2 cores (default: 5 runs, under fifteen)
+      --json FILE        write the results as JSON ({"environment": …, "results": […]})
+      --svg FILE         draw each system's rate relative to eventlog as a bar chart
+      --runs N           measured runs per measurement (after one warm-up)
+      --system NAME      only this system (repeatable): eventlog, lmdb-raw, lmdb-append, sqlite, seed
+      --work-dir DIR     scratch directory for the stores (default: a new one in $TMPDIR); use a real disk
+      --allow-debug      run even in a debug build (numbers are then meaningless)
+      --list             list the workloads and their systems
+      -h, --help         show this help
+    """
+
+  static func parse(_ arguments: [String]) throws(UsageError) -> Options {
+    var options = Options()
+    var filters: [String] = []
+    var systems: [SystemID] = []
+    var index = 0
+    func value(_ flag: String) throws(UsageError) -> String {
+      index += 1
+      guard index < arguments.count, !arguments[index].hasPrefix("--") else {
+        throw UsageError(description: "missing value for '\(flag)'")
+      }
+      return arguments[index]
+    }
+    while index < arguments.count {
+      let argument = arguments[index]
+      switch argument {
+      case "--quick": options.quick = true
+      case "--json": options.jsonPath = try value(argument)
+      case "--svg": options.svgPath = try value(argument)
+      case "--work-dir": options.workDirectory = try value(argument)
+      case "--allow-debug": options.allowDebug = true
+      case "--list": options.list = true
+      case "-h", "--help": options.help = true
+      case "--runs":
+        let text = try value(argument)
+        guard let runs = Int(text), runs > 0 else {
+          throw UsageError(description: "'--runs' needs a positive integer, not '\(text)'")
+        }
+        options.runs = runs
+      case "--system":
+        let text = try value(argument)
+        guard let system = SystemID(rawValue: text) else {
+          throw UsageError(
+            description:
+              "unknown system '\(text)' for '--system' (one of \(SystemID.allCases.map(\.rawValue).joined(separator: ", ")))"
+          )
+        }
+        systems.append(system)
+      default:
+        if argument.hasPrefix("-") { throw UsageError(description: "unknown option '\(argument)'") }
+        filters.append(argument)
+      }
+      index += 1
+    }
+    if !systems.isEmpty { options.systems = Set(systems) }
+    if !filters.isEmpty {
+      var selected: [Workload] = []
+      for filter in filters {
+        let matches = Workload.allCases.filter {
+          $0.rawValue == filter || $0.rawValue.hasPrefix(filter + ".")
+        }
+        guard !matches.isEmpty else {
+          throw UsageError(
+            description:
+              "unknown workload '\(filter)' (one of \(Workload.allCases.map(\.rawValue).joined(separator: ", ")))"
+          )
+        }
+        selected.append(contentsOf: matches)
+      }
+      options.workloads = Workload.allCases.filter(selected.contains)
+    }
+    return options
+  }
+
+  var scale: Scale {
+    var scale = quick ? Scale.quick : Scale.standard
+    if let runs { scale.runs = runs }
+    return scale
+  }
+}

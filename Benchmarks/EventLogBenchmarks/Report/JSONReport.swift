@@ -1,0 +1,16 @@
+import Foundation
+
+/// The `--json` file: `{"environment": {…}, "results": [{"workload", "system", "operations",
+/// "seconds", "opsPerSecond", "peakRSSBytes", …}], "targets": […], "failures": […]}`.
+struct JSONReport: Codable, Sendable {
+  var environment: BenchmarkEnvironment
+  var results: [Measurement]
+  var targets: [TargetCheck]
+  var failures: [FailedMeasurement]
+
+  func write(to path: String) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    try encoder.encode(self).write(to: URL(fileURLWithPath: path))
+  }
+}

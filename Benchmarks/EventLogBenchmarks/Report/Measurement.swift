@@ -1,0 +1,90 @@
+/// One (workload, system, size) result, as the JSON report and the table show it.
+struct Measurement: Codable, Sendable {
+  struct Spread: Codable, Sendable {
+    /// The slowest run's rate.
+    var minOpsPerSecond: Double
+    /// The fastest run's rate.
+    var maxOpsPerSecond: Double
+  }
+
+  var workload: String
+  var system: String
+  var size: Int
+  /// Operations per run (events, restaurants or rows: ``Workload/unit``).
+  var operations: Int
+  /// The median run's duration.
+  var seconds: Double
+  /// `operations / seconds`.
+  var opsPerSecond: Double
+  /// Peak resident memory of the measured runs (`ru_maxrss`, includes mapped file pages).
+  var peakRSSBytes: Int
+  /// Peak anonymous (heap) memory of the measured runs, sampled every millisecond.
+  var peakAnonBytes: Int
+  var runs: Int
+  var warmups: Int
+  var spread: Spread
+  var secondsPerRun: [Double]
+  /// This system's rate divided by eventlog's (same workload and size).
+  var ratioToEventlog: Double?
+  /// This system's rate divided by lmdb-append's.
+  var ratioToLMDBAppend: Double?
+  /// Bytes on disk of the store the runs read or wrote.
+  var storeBytes: Int
+  /// The outcome (row or event counts), equal across the systems of a workload.
+  var check: String
+  var unit: String
+
+  init(workload: Workload, system: SystemID, size: Int, warmups: Int, report: ChildReport) {
+    self.workload = workload.rawValue
+    self.system = system.rawValue
+    self.size = size
+    operations = report.operations
+    let summary = Summary(report.seconds)
+    seconds = summary.median
+    opsPerSecond = Double(report.operations) / summary.median
+    spread = Spread(
+      minOpsPerSecond: Double(report.operations) / summary.maximum,
+      maxOpsPerSecond: Double(report.operations) / summary.minimum)
+    peakRSSBytes = report.peakRSSBytes
+    peakAnonBytes = report.peakAnonBytes
+    runs = report.seconds.count
+    self.warmups = warmups
+    secondsPerRun = report.seconds
+    storeBytes = report.storeBytes
+    check = report.check
+    unit = workload.unit
+  }
+}
+
+/// A measurement that could not be made.
+struct FailedMeasurement: Codable, Sendable {
+  var workload: String
+  var system: String
+  var size: Int
+  var error: String
+}
+
+extension [Measurement] {
+  /// Fills in the ratios to eventlog and to lmdb-append, per workload and size.
+  mutating func computeRatios() {
+    for index in indices {
+      let peers = filter { $0.workload == self[index].workload && $0.size == self[index].size }
+      if let base = peers.first(where: { $0.system == SystemID.eventlog.rawValue }) {
+        self[index].ratioToEventlog = self[index].opsPerSecond / base.opsPerSecond
+      }
+      if let append = peers.first(where: { $0.system == SystemID.lmdbAppend.rawValue }) {
+        self[index].ratioToLMDBAppend = self[index].opsPerSecond / append.opsPerSecond
+      }
+    }
+  }
+
+  func result(_ workload: Workload, _ system: SystemID, size: Int? = nil) -> Measurement? {
+    last {
+      $0.workload == workload.rawValue && $0.system == system.rawValue && (size == nil || $0.size == size)
+    }
+  }
+
+  func sizes(of workload: Workload) -> [Int] {
+    Set(filter { $0.workload == workload.rawValue }.map(\.size)).sorted()
+  }
+}

@@ -1,0 +1,68 @@
+/// The table on standard output: per workload and size, each system's rate, spread, ratios to
+/// eventlog and to lmdb-append, memory; then the targets, met or missed.
+enum TableReport {
+  static func render(
+    _ results: [Measurement], failures: [FailedMeasurement], targets: [TargetCheck],
+    environment: BenchmarkEnvironment
+  ) -> String {
+    var lines: [String] = []
+    lines.append(
+      "eventlog-benchmarks (\(environment.mode), \(environment.buildConfiguration)) — \(environment.cpuModel), "
+        + "\(environment.cores) cores, \(Format.bytes(Int(environment.memoryBytes))), \(environment.os)")
+    lines.append(
+      "\(environment.swiftVersion); SQLite \(environment.sqliteVersion); \(environment.lmdbVersion)")
+    lines.append(
+      "load average \(environment.loadAverageAtStart) at start, \(environment.loadAverageAtEnd) at end")
+    let header =
+      Format.padded("system", 12) + Format.padded("rate/s", 11, right: true)
+      + Format.padded("spread (min–max)", 22, right: true)
+      + Format.padded("×eventlog", 11, right: true) + Format.padded("×lmdb-append", 14, right: true)
+      + Format.padded("median", 11, right: true) + Format.padded("peak RSS", 11, right: true)
+      + Format.padded("peak heap", 11, right: true) + Format.padded("runs", 6, right: true)
+    for workload in Workload.allCases {
+      for size in results.sizes(of: workload) {
+        let rows = results.filter { $0.workload == workload.rawValue && $0.size == size }
+        guard !rows.isEmpty else { continue }
+        lines.append("")
+        lines.append("\(workload.rawValue) @ \(Format.count(size)) \(workload.unit) — \(workload.summary)")
+        lines.append("  " + header)
+        for row in rows {
+          let spread =
+            "\(Format.rate(row.spread.minOpsPerSecond)) – \(Format.rate(row.spread.maxOpsPerSecond))"
+          lines.append(
+            "  " + Format.padded(row.system, 12)
+              + Format.padded(Format.rate(row.opsPerSecond), 11, right: true)
+              + Format.padded(spread, 22, right: true)
+              + Format.padded(Format.ratio(row.ratioToEventlog), 11, right: true)
+              + Format.padded(Format.ratio(row.ratioToLMDBAppend), 14, right: true)
+              + Format.padded(Format.seconds(row.seconds), 11, right: true)
+              + Format.padded(Format.bytes(row.peakRSSBytes), 11, right: true)
+              + Format.padded(Format.bytes(row.peakAnonBytes), 11, right: true)
+              + Format.padded(row.warmups > 0 ? "\(row.runs)" : "\(row.runs)*", 6, right: true))
+        }
+        let checks = Set(rows.map(\.check))
+        if checks.count > 1 {
+          lines.append(
+            "  WARNING: the systems disagree on the outcome: "
+              + rows.map { "\($0.system): \($0.check)" }.joined(separator: "; "))
+        }
+      }
+    }
+    if results.contains(where: { $0.warmups == 0 }) {
+      lines.append("")
+      lines.append("* no warm-up (O(R²) seed at its largest size, measured once)")
+    }
+    lines.append("")
+    lines.append("×eventlog = this system's rate / eventlog's rate (above 1: faster than eventlog).")
+    lines.append("")
+    lines.append("Targets (issue 5):")
+    for check in targets {
+      lines.append("  [\(check.workload) @ \(Format.count(check.size))] " + check.line)
+    }
+    for failure in failures {
+      lines.append(
+        "FAILED \(failure.workload) \(failure.system) \(Format.count(failure.size)): \(failure.error)")
+    }
+    return lines.joined(separator: "\n")
+  }
+}

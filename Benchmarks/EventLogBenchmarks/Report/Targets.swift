@@ -1,0 +1,118 @@
+import Foundation
+
+/// One target of issue 5, evaluated on a run's results.
+struct TargetCheck: Codable, Sendable {
+  var workload: String
+  var size: Int
+  /// The target as the issue states it.
+  var target: String
+  /// The measured value (a ratio, a rate or an exponent).
+  var value: Double
+  var threshold: Double
+  /// `true`: the value must be at least the threshold; `false`: at most.
+  var atLeast: Bool
+  var met: Bool
+
+  init(
+    _ workload: Workload, size: Int, _ target: String, value: Double, threshold: Double, atLeast: Bool = true
+  ) {
+    self.workload = workload.rawValue
+    self.size = size
+    self.target = target
+    self.value = value
+    self.threshold = threshold
+    self.atLeast = atLeast
+    met = atLeast ? value >= threshold : value <= threshold
+  }
+
+  var line: String {
+    let shown = target.contains("events/s") ? Format.rate(value) : String(format: "%.2f", value)
+    return
+      "\(met ? "met   " : "MISSED") \(target): \(shown) (target \(atLeast ? "≥" : "≤") \(Format.significant(threshold)))"
+  }
+}
+
+/// The targets of issue 5, evaluated at the largest size measured (sync.diff: at 100,000
+/// restaurants when measured).
+enum Targets {
+  static func evaluate(_ results: [Measurement]) -> [TargetCheck] {
+    var checks: [TargetCheck] = []
+    func rate(_ workload: Workload, _ system: SystemID, _ size: Int) -> Double? {
+      results.result(workload, system, size: size)?.opsPerSecond
+    }
+    func versus(_ workload: Workload, _ other: SystemID, _ threshold: Double) {
+      guard let size = results.sizes(of: workload).last, let ours = rate(workload, .eventlog, size),
+        let theirs = rate(workload, other, size)
+      else { return }
+      checks.append(
+        TargetCheck(
+          workload, size: size, "eventlog ≥ \(Format.significant(threshold))× \(other.rawValue)",
+          value: ours / theirs,
+          threshold: threshold))
+    }
+
+    versus(.appendBatched, .lmdbRaw, 0.5)
+    versus(.appendBatched, .sqlite, 1.5)
+    versus(.appendSingle, .lmdbRaw, 0.9)
+    if let size = results.sizes(of: .appendConcurrent).last,
+      let concurrent = rate(.appendConcurrent, .eventlog, size),
+      let singleSize = results.sizes(of: .appendSingle).last,
+      let single = rate(.appendSingle, .eventlog, singleSize)
+    {
+      checks.append(
+        TargetCheck(
+          .appendConcurrent, size: size, "eventlog ≥ 4× its own append.single rate",
+          value: concurrent / single,
+          threshold: 4))
+    }
+    versus(.appendConcurrent, .sqlite, 2)
+    versus(.replay, .lmdbRaw, 0.5)
+    versus(.replay, .sqlite, 3)
+    let replaySizes = results.sizes(of: .replay)
+    if let size = replaySizes.last, let ours = rate(.replay, .eventlog, size) {
+      checks.append(TargetCheck(.replay, size: size, "eventlog ≥ 1 M events/s", value: ours, threshold: 1e6))
+    }
+    if replaySizes.count >= 2,
+      let large = results.result(.replay, .eventlog, size: replaySizes[replaySizes.count - 1]),
+      let small = results.result(.replay, .eventlog, size: replaySizes[replaySizes.count - 2])
+    {
+      checks.append(
+        TargetCheck(
+          .replay, size: large.size,
+          "eventlog peak heap flat as the log grows \(large.size / max(1, small.size))× (peak ratio)",
+          value: Double(large.peakAnonBytes) / Double(max(1, small.peakAnonBytes)), threshold: 1.5,
+          atLeast: false))
+    }
+    let syncSizes = results.sizes(of: .syncDiff)
+    let seedSize = syncSizes.contains(100_000) ? 100_000 : syncSizes.last
+    if let size = seedSize, let ours = rate(.syncDiff, .eventlog, size),
+      let seed = rate(.syncDiff, .seed, size)
+    {
+      checks.append(
+        TargetCheck(
+          .syncDiff, size: size, "eventlog ≥ 100× seed at \(Format.count(size))", value: ours / seed,
+          threshold: 100))
+    }
+    if syncSizes.count >= 2, let exponent = growthExponent(results, .syncDiff, .eventlog, syncSizes) {
+      checks.append(
+        TargetCheck(
+          .syncDiff, size: syncSizes[syncSizes.count - 1],
+          "eventlog linear in R (time ∝ R^k between the two largest sizes: k)", value: exponent,
+          threshold: 1.2,
+          atLeast: false))
+    }
+    versus(.readAll, .lmdbRaw, 0.5)
+    versus(.readAll, .sqlite, 2)
+    return checks
+  }
+
+  /// k in time ∝ size^k between the two largest sizes.
+  static func growthExponent(
+    _ results: [Measurement], _ workload: Workload, _ system: SystemID, _ sizes: [Int]
+  ) -> Double? {
+    guard sizes.count >= 2, let large = results.result(workload, system, size: sizes[sizes.count - 1]),
+      let small = results.result(workload, system, size: sizes[sizes.count - 2])
+    else { return nil }
+    return log(large.seconds / small.seconds) / log(Double(large.size) / Double(small.size))
+  }
+}

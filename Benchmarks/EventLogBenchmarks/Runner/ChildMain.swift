@@ -1,0 +1,62 @@
+import Foundation
+
+/// The child side: prepares one fixture, or measures one (workload, system, size).
+enum ChildMain {
+  /// Runs the request and returns the JSON report line.
+  static func run(_ request: ChildRequest) async throws -> ChildReport {
+    let system = Systems.make(request.system)
+    switch request.mode {
+    case .prepare:
+      guard let fixture = request.fixture else { preconditionFailure("prepare needs a fixture path") }
+      let start = ContinuousClock.now
+      try await system.prepareFixture(request.workload, size: request.size, at: fixture)
+      return ChildReport(
+        operations: request.size, seconds: [(ContinuousClock.now - start).seconds], peakRSSBytes: 0,
+        peakAnonBytes: 0, check: "prepared", storeBytes: FileSystem.size(of: fixture))
+    case .measure:
+      return try await measure(system, request)
+    }
+  }
+
+  private static func measure(
+    _ system: any BenchmarkSystem, _ request: ChildRequest
+  ) async throws -> ChildReport {
+    var seconds: [Double] = []
+    var operations = 0
+    var check = ""
+    var storeBytes = 0
+    var peakAnon = 0
+    for index in 0..<(request.warmups + request.runs) {
+      let measured = index >= request.warmups
+      let directory = request.directory + "/run-\(index)"
+      FileSystem.remove(directory)
+      try FileSystem.createDirectory(directory)
+      do {
+        let run = try await system.makeRun(
+          request.workload, size: request.size, fixture: request.fixture, directory: directory)
+        if index == request.warmups { MemoryProbe.resetPeak() }
+        let sampler = measured ? AnonymousMemorySampler() : nil
+        let start = ContinuousClock.now
+        try await run.body()
+        let elapsed = ContinuousClock.now - start
+        if let sampler { peakAnon = max(peakAnon, sampler.stop()) }
+        check = try run.finish()
+        operations = run.operations
+        if measured { seconds.append(elapsed.seconds) }
+      }
+      storeBytes = FileSystem.size(
+        of: request.workload.needsFixture(request.system) && !request.workload.mutatesFixture
+          ? request.fixture ?? directory : directory)
+      FileSystem.remove(directory)
+    }
+    return ChildReport(
+      operations: operations, seconds: seconds, peakRSSBytes: MemoryProbe.peakResidentBytes(),
+      peakAnonBytes: peakAnon, check: check, storeBytes: storeBytes)
+  }
+}
+
+extension Duration {
+  var seconds: Double {
+    Double(components.seconds) + Double(components.attoseconds) / 1e18
+  }
+}

@@ -1,0 +1,40 @@
+/// What the parent asks a child process to do (passed as one JSON argument).
+struct ChildRequest: Codable, Sendable {
+  enum Mode: String, Codable, Sendable {
+    /// Build the fixture at `fixture`.
+    case prepare
+    /// Warm up, then measure `runs` runs.
+    case measure
+  }
+
+  var mode: Mode
+  var workload: Workload
+  var system: SystemID
+  var size: Int
+  var fixture: String?
+  /// A scratch directory the child owns (runs use subdirectories of it).
+  var directory: String
+  var warmups: Int
+  var runs: Int
+}
+
+/// What a child reports on standard output (one JSON object).
+struct ChildReport: Codable, Sendable {
+  /// Operations per run.
+  var operations: Int
+  /// The measured duration of each run, in seconds (set-up excluded).
+  var seconds: [Double]
+  /// Peak resident memory of the measured runs (`ru_maxrss`).
+  var peakRSSBytes: Int
+  /// Peak anonymous (heap) memory of the measured runs, sampled.
+  var peakAnonBytes: Int
+  /// The outcome summary of the last run (the same for every system of a workload).
+  var check: String
+  /// Bytes of the fixture or of the last run's store on disk.
+  var storeBytes: Int
+}
+
+/// The hidden flag that makes the binary a child.
+enum ChildFlag {
+  static let name = "--internal-child"
+}

@@ -1,0 +1,43 @@
+/// How much work each workload does: `--quick` (under two minutes on 2 cores) or the default
+/// (under fifteen).
+struct Scale: Sendable {
+  var name: String
+  var warmups = 1
+  var runs: Int
+  var batchedEvents: Int
+  var singleEvents: Int
+  /// Events of `append.concurrent` in all (spread over 8 tasks).
+  var concurrentEvents: Int
+  var replaySizes: [Int]
+  var syncSizes: [Int]
+  var readRows: Int
+  /// `seed` at this many restaurants or more (O(R²)) runs once, without warm-up.
+  var seedSingleRunFrom: Int
+
+  static let quick = Scale(
+    name: "quick", runs: 3, batchedEvents: 20_000, singleEvents: 500, concurrentEvents: 1_600,
+    replaySizes: [1_000, 10_000, 100_000], syncSizes: [1_000, 10_000, 100_000], readRows: 50_000,
+    seedSingleRunFrom: 1_000_000)
+
+  static let standard = Scale(
+    name: "default", runs: 5, batchedEvents: 100_000, singleEvents: 1_000, concurrentEvents: 4_000,
+    replaySizes: [10_000, 100_000, 1_000_000], syncSizes: [1_000, 10_000, 100_000], readRows: 250_000,
+    seedSingleRunFrom: 1_000_000)
+
+  func sizes(for workload: Workload) -> [Int] {
+    switch workload {
+    case .appendBatched: [batchedEvents]
+    case .appendSingle: [singleEvents]
+    case .appendConcurrent: [concurrentEvents]
+    case .replay: replaySizes
+    case .syncDiff: syncSizes
+    case .readAll: [readRows]
+    }
+  }
+
+  /// Warm-ups and measured runs of one measurement.
+  func repetitions(_ workload: Workload, _ system: SystemID, size: Int) -> (warmups: Int, runs: Int) {
+    if system == .seed && size >= seedSingleRunFrom { return (0, 1) }
+    return (warmups, runs)
+  }
+}

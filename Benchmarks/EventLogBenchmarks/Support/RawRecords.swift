@@ -1,0 +1,143 @@
+import Foundation
+import RestaurantBooking
+
+/// The baselines' own minimal layout of events and read-model rows (no checksum, no
+/// self-description): what the `lmdb-raw`, `lmdb-append` and `sqlite` systems store.
+///
+/// ```
+/// event record: type u8 | sequence u64 | event ID 16 | stream 16 | version u64 | recorded-at i64 | payload
+/// booking payload / row: id 16 | restaurant 16 | restaurant name str | date f64 | party i64
+///                        | customer str | notes opt-str | created-at f64       (~200 bytes)
+/// restaurant row: id 16 | name str | cuisine str
+/// ```
+enum RawRecords {
+  static let eventHeaderSize = 1 + 8 + 16 + 16 + 8 + 8
+
+  static func writePayload(_ event: MixedEvent, into writer: inout ByteWriter) {
+    switch event {
+    case .bookingCreated(let booking):
+      writeBooking(booking, into: &writer)
+    case .bookingDeleted(let id):
+      writer.write(id)
+    case .restaurantAdded(let row), .restaurantRemoved(let row):
+      writeRestaurant(row, into: &writer)
+    case .restaurantUpdated(let id, let old, let new):
+      writer.write(id)
+      writer.write(old.name == new.name ? nil : old.name)
+      writer.write(old.name == new.name ? nil : new.name)
+      writer.write(old.cuisine == new.cuisine ? nil : old.cuisine)
+      writer.write(old.cuisine == new.cuisine ? nil : new.cuisine)
+    case .restaurantsRefreshed(let added, let updated, let removed, let unchanged):
+      writer.write(Int64(added))
+      writer.write(Int64(updated))
+      writer.write(Int64(removed))
+      writer.write(Int64(unchanged))
+    }
+  }
+
+  /// Writes a whole event record.
+  static func writeEvent(
+    _ record: MixedEventRecord, sequence: UInt64, recordedAt: Int64, into writer: inout ByteWriter
+  ) {
+    writer.write(record.event.typeCode)
+    writer.write(sequence)
+    writer.write(record.eventID)
+    writer.write(record.stream)
+    writer.write(record.version)
+    writer.write(recordedAt)
+    writePayload(record.event, into: &writer)
+  }
+
+  static func writeBooking(_ booking: Booking, into writer: inout ByteWriter) {
+    writer.write(booking.id)
+    writer.write(booking.restaurantID)
+    writer.write(booking.restaurantName)
+    writer.write(booking.date)
+    writer.write(Int64(booking.partySize))
+    writer.write(booking.customerName)
+    writer.write(booking.notes)
+    writer.write(booking.createdAt)
+  }
+
+  static func readBooking(_ reader: inout ByteReader) throws -> Booking {
+    Booking(
+      id: try reader.uuid(), restaurantID: try reader.uuid(), restaurantName: try reader.string(),
+      date: try reader.date(), partySize: Int(try reader.read(Int64.self)), customerName: try reader.string(),
+      notes: try reader.optionalString(), createdAt: try reader.date())
+  }
+
+  static func writeRestaurant(_ row: RemoteRestaurant, into writer: inout ByteWriter) {
+    writer.write(row.id)
+    writer.write(row.name)
+    writer.write(row.cuisine)
+  }
+
+  static func readRestaurant(_ reader: inout ByteReader) throws -> Restaurant {
+    Restaurant(
+      id: try reader.uuid(), name: try reader.string(), cuisine: Cuisine(rawValue: try reader.string()))
+  }
+
+  /// The by-date key of a booking: the date's sortable bits (big-endian), then the ID.
+  static func dateKey(_ date: Date, id: UUID) -> (UInt64, uuid_t) {
+    let bits = date.timeIntervalSince1970.bitPattern
+    let sortable = (bits & (1 << 63)) != 0 ? ~bits : bits | (1 << 63)
+    return (sortable.bigEndian, id.uuid)
+  }
+
+  /// The by-name key of a restaurant: the lower-cased name, 0, then the ID.
+  static func nameKey(_ name: String, id: UUID) -> [UInt8] {
+    var key = Array(name.lowercased().utf8.prefix(400))
+    key.append(0)
+    withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
+    return key
+  }
+}
+
+/// The read models the raw baselines fold events into during `replay`: dictionaries by ID.
+struct RawReadModels {
+  var restaurants: [UUID: Restaurant] = [:]
+  var bookings: [UUID: Booking] = [:]
+
+  struct UnknownType: Error, CustomStringConvertible {
+    var code: UInt8
+    var description: String { "unknown event type code \(code)" }
+  }
+
+  /// Folds one event given as its type code and payload bytes.
+  mutating func apply(type: UInt8, payload: UnsafeRawBufferPointer) throws {
+    var reader = ByteReader(payload)
+    switch type {
+    case 1:
+      let booking = try RawRecords.readBooking(&reader)
+      bookings[booking.id] = booking
+    case 2:
+      bookings[try reader.uuid()] = nil
+    case 3:
+      let restaurant = try RawRecords.readRestaurant(&reader)
+      restaurants[restaurant.id] = restaurant
+    case 4:
+      let id = try reader.uuid()
+      _ = try reader.optionalString()
+      let name = try reader.optionalString()
+      _ = try reader.optionalString()
+      let cuisine = try reader.optionalString()
+      if let name { restaurants[id]?.name = name }
+      if let cuisine { restaurants[id]?.cuisine = Cuisine(rawValue: cuisine) }
+    case 5:
+      restaurants[try reader.uuid()] = nil
+    case 6:
+      break
+    default:
+      throw UnknownType(code: type)
+    }
+  }
+
+  /// Folds one whole event record (header + payload).
+  mutating func apply(record: UnsafeRawBufferPointer) throws {
+    guard record.count >= RawRecords.eventHeaderSize else { throw ByteReader.Truncated(offset: record.count) }
+    try apply(
+      type: record[0], payload: UnsafeRawBufferPointer(rebasing: record[RawRecords.eventHeaderSize...]))
+  }
+
+  var check: String { "restaurants=\(restaurants.count) bookings=\(bookings.count)" }
+}

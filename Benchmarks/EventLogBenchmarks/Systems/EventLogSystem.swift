@@ -1,0 +1,210 @@
+import EventLog
+import Foundation
+import RestaurantBooking
+
+/// `eventlog`: the library through its public API, as users run it: checksums, ID and stream
+/// indexes, idempotency, inline projections (`RestaurantBookingSchema.projections`), durable
+/// commits; the repositories for `sync.diff` and `read.all`.
+struct EventLogSystem: BenchmarkSystem {
+  static func open(_ path: String, durable: Bool) throws -> EventStore {
+    var options = EventStore.Options()
+    options.mapSize = BenchmarkDefaults.mapSize
+    options.durability = durable ? .durable : .noSync
+    return try EventStore(path: path, projections: RestaurantBookingSchema.projections, options: options)
+  }
+
+  /// The domain event of a fixture record, encoded by the library, and its stream.
+  static func append(for record: MixedEventRecord) throws -> StreamAppend {
+    let metadata = EventMetadata(origin: "bench")
+    let event: NewEvent
+    let stream: StreamID
+    switch record.event {
+    case .bookingCreated(let b):
+      stream = RestaurantBookingStreams.booking(b.id)
+      event = try NewEvent(
+        BookingCreated(
+          bookingID: b.id, restaurantID: b.restaurantID, restaurantName: b.restaurantName, date: b.date,
+          partySize: b.partySize, customerName: b.customerName, notes: b.notes, createdAt: b.createdAt),
+        id: record.eventID, metadata: metadata)
+    case .bookingDeleted(let id):
+      stream = RestaurantBookingStreams.booking(id)
+      event = try NewEvent(BookingDeleted(bookingID: id), id: record.eventID, metadata: metadata)
+    case .restaurantAdded(let row):
+      stream = RestaurantBookingStreams.catalog
+      event = try NewEvent(
+        RestaurantAdded(restaurantID: row.id, name: row.name, cuisine: row.cuisine), id: record.eventID,
+        metadata: metadata)
+    case .restaurantUpdated(let id, let old, let new):
+      stream = RestaurantBookingStreams.catalog
+      event = try NewEvent(
+        RestaurantUpdated(
+          restaurantID: id,
+          name: old.name == new.name ? nil : .init(old: old.name, new: new.name),
+          cuisine: old.cuisine == new.cuisine ? nil : .init(old: old.cuisine, new: new.cuisine)),
+        id: record.eventID, metadata: metadata)
+    case .restaurantRemoved(let row):
+      stream = RestaurantBookingStreams.catalog
+      event = try NewEvent(
+        RestaurantRemoved(restaurantID: row.id, name: row.name, cuisine: row.cuisine), id: record.eventID,
+        metadata: metadata)
+    case .restaurantsRefreshed(let added, let updated, let removed, let unchanged):
+      stream = RestaurantBookingStreams.catalog
+      event = try NewEvent(
+        RestaurantsRefreshed(
+          source: "bench", fetchedAt: Fixtures.epoch, fetched: added + updated + unchanged, added: added,
+          updated: updated, removed: removed, unchanged: unchanged),
+        id: record.eventID, metadata: metadata)
+    }
+    // A booking's creation must find no stream, as `EventSourcedBookingRepository` demands.
+    let expected: ExpectedVersion =
+      record.version == 1 && record.stream != MixedEventRecord.catalogStream ? .noStream : .any
+    return StreamAppend(stream: stream, expectedVersion: expected, events: [event])
+  }
+
+  /// Appends `records` in commits of `batch` events (fixture building).
+  static func load(
+    _ records: some Sequence<MixedEventRecord>, into store: EventStore, batch: Int
+  ) async throws {
+    var pending: [StreamAppend] = []
+    pending.reserveCapacity(batch)
+    for record in records {
+      pending.append(try append(for: record))
+      if pending.count == batch {
+        try await store.append(pending)
+        pending.removeAll(keepingCapacity: true)
+      }
+    }
+    if !pending.isEmpty { try await store.append(pending) }
+  }
+
+  func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws {
+    let store = try Self.open(path, durable: false)
+    switch workload {
+    case .replay:
+      var generator = MixedEventGenerator()
+      for range in partition(size, into: max(1, size / BenchmarkDefaults.fixtureBatch)) {
+        try await Self.load(generator.next(range.count), into: store, batch: range.count)
+      }
+    case .readAll:
+      try await Self.load(
+        Fixtures.readModelEvents(size: size), into: store, batch: BenchmarkDefaults.fixtureBatch)
+    case .syncDiff:
+      let scenario = SyncScenario(size: size)
+      let repository = EventSourcedRestaurantRepository(
+        store: store, source: MemoryRestaurantSource(rows: scenario.local), origin: "bench")
+      _ = try await repository.refresh()
+    case .appendBatched, .appendSingle, .appendConcurrent:
+      throw UnsupportedWorkload(workload: workload, system: .eventlog)
+    }
+  }
+
+  func makeRun(
+    _ workload: Workload, size: Int, fixture: String?, directory: String
+  ) async throws -> PreparedRun {
+    switch workload {
+    case .appendBatched:
+      let store = try Self.open(directory, durable: true)
+      let records = Fixtures.bookingCreations(count: size)
+      return PreparedRun(operations: size) {
+        for range in partition(size, into: max(1, size / 1000)) {
+          try await store.append(try records[range].map(Self.append(for:)))
+        }
+      } finish: {
+        "events=\(try store.head())"
+      }
+    case .appendSingle:
+      let store = try Self.open(directory, durable: true)
+      let records = Fixtures.bookingCreations(count: size)
+      return PreparedRun(operations: size) {
+        for record in records {
+          let append = try Self.append(for: record)
+          try await store.append(append.events, to: append.stream, expectedVersion: append.expectedVersion)
+        }
+      } finish: {
+        "events=\(try store.head())"
+      }
+    case .appendConcurrent:
+      let store = try Self.open(directory, durable: true)
+      let records = Fixtures.bookingCreations(count: size)
+      let shares = partition(size, into: ConcurrentWorkload.tasks).map { Array(records[$0]) }
+      return PreparedRun(operations: size) {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+          for share in shares {
+            group.addTask {
+              for record in share {
+                let append = try Self.append(for: record)
+                try await store.append(
+                  append.events, to: append.stream, expectedVersion: append.expectedVersion)
+              }
+            }
+          }
+          try await group.waitForAll()
+        }
+      } finish: {
+        "events=\(try store.head())"
+      }
+    case .replay:
+      guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .eventlog) }
+      let store = try Self.open(fixture, durable: true)
+      let box = ReplayOutcome()
+      return PreparedRun(operations: size) {
+        box.result = try store.replay()
+      } finish: {
+        guard let replay = box.result else { return "no replay" }
+        let restaurants = try RestaurantQueries.count(in: replay.projection(RestaurantQueries.projection))
+        let bookings = try BookingQueries.count(in: replay.projection(BookingQueries.projection))
+        box.result = nil
+        return "restaurants=\(restaurants) bookings=\(bookings)"
+      }
+    case .syncDiff:
+      guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .eventlog) }
+      try FileSystem.copyDirectory(fixture, to: directory)
+      let store = try Self.open(directory, durable: true)
+      let scenario = SyncScenario(size: size)
+      let repository = EventSourcedRestaurantRepository(
+        store: store, source: MemoryRestaurantSource(rows: scenario.remote), origin: "bench")
+      let box = SummaryBox()
+      return PreparedRun(operations: size) {
+        box.summary = try await repository.refresh()
+      } finish: {
+        guard let s = box.summary else { return "no refresh" }
+        return "added=\(s.added) updated=\(s.updated) removed=\(s.removed) unchanged=\(s.unchanged)"
+      }
+    case .readAll:
+      guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .eventlog) }
+      let store = try Self.open(fixture, durable: true)
+      let restaurantRepository = EventSourcedRestaurantRepository(
+        store: store, source: MemoryRestaurantSource(rows: []), origin: "bench")
+      let bookingRepository = EventSourcedBookingRepository(store: store, origin: "bench")
+      let box = CountBox()
+      return PreparedRun(operations: size) {
+        let restaurants = try await restaurantRepository.getAll()
+        let bookings = try await bookingRepository.getAll()
+        box.counts = (restaurants.count, bookings.count)
+      } finish: {
+        "restaurants=\(box.counts.0) bookings=\(box.counts.1)"
+      }
+    }
+  }
+}
+
+/// The in-memory remote of `sync.diff`: returns its snapshot at once, so only the diff and its
+/// append are measured.
+struct MemoryRestaurantSource: RestaurantSource {
+  var rows: [RemoteRestaurant]
+  var sourceDescription: String { "memory" }
+  func fetchAll() async throws -> [RemoteRestaurant] { rows }
+}
+
+/// What the measured closure of a run hands to its `finish` (same task, one after the other).
+final class ReplayOutcome {
+  var result: ReplayResult?
+}
+
+final class SummaryBox {
+  var summary: RefreshSummary?
+}
+
+final class CountBox {
+  var counts = (0, 0)
+}

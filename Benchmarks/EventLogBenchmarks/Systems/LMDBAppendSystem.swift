@@ -1,0 +1,88 @@
+import CLMDB
+import Foundation
+
+/// `lmdb-append`: the least work any LMDB event log must do: event bytes only, appended with
+/// `MDB_APPEND` through one cursor, read back with one cursor scan. The physical limit, reported
+/// for scale; it keeps no index and no read model.
+struct LMDBAppendSystem: BenchmarkSystem {
+  final class Log {
+    let environment: RawEnvironment
+    let events: MDB_dbi
+    var head: UInt64 = 0
+    var writer = ByteWriter(capacity: 320)
+
+    init(path: String, durable: Bool) throws {
+      environment = try RawEnvironment(path: path, durable: durable)
+      events = try environment.openDatabase("events", flags: MDB_INTEGERKEY)
+    }
+
+    /// Appends `records` in one write transaction (one durable commit).
+    func append(_ records: some Collection<MixedEventRecord>) throws {
+      let recordedAt = Int64(Date().timeIntervalSince1970 * 1_000_000)
+      try environment.write { txn in
+        var cursor: OpaquePointer?
+        try mdbCheck(mdb_cursor_open(txn, events, &cursor), "mdb_cursor_open")
+        defer { mdb_cursor_close(cursor) }
+        for record in records {
+          head += 1
+          writer.reset()
+          RawRecords.writeEvent(record, sequence: head, recordedAt: recordedAt, into: &writer)
+          var key = MDB_val(mv_size: 8, mv_data: nil)
+          try withUnsafeMutableBytes(of: &head) { sequence in
+            key.mv_data = sequence.baseAddress
+            try writer.bytes.withUnsafeBytes { value in
+              try withMDBVal(value) { v in
+                try mdbCheck(mdb_cursor_put(cursor, &key, &v, UInt32(MDB_APPEND)), "mdb_cursor_put")
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+
+  func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws {
+    guard workload == .replay else { throw UnsupportedWorkload(workload: workload, system: .lmdbAppend) }
+    let log = try Log(path: path, durable: false)
+    var generator = MixedEventGenerator()
+    for range in partition(size, into: max(1, size / BenchmarkDefaults.fixtureBatch)) {
+      try log.append(generator.next(range.count))
+    }
+  }
+
+  func makeRun(
+    _ workload: Workload, size: Int, fixture: String?, directory: String
+  ) async throws -> PreparedRun {
+    switch workload {
+    case .appendBatched:
+      let log = try Log(path: directory, durable: true)
+      let records = Fixtures.bookingCreations(count: size)
+      return PreparedRun(operations: size) {
+        for range in partition(size, into: max(1, size / 1000)) { try log.append(records[range]) }
+      } finish: {
+        "events=\(try log.environment.read { try RawLMDB.count($0, log.events) })"
+      }
+    case .appendSingle:
+      let log = try Log(path: directory, durable: true)
+      let records = Fixtures.bookingCreations(count: size)
+      return PreparedRun(operations: size) {
+        for record in records { try log.append(CollectionOfOne(record)) }
+      } finish: {
+        "events=\(try log.environment.read { try RawLMDB.count($0, log.events) })"
+      }
+    case .replay:
+      guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .lmdbAppend) }
+      let environment = try RawEnvironment(path: fixture, durable: true)
+      let events = try environment.openDatabase("events", flags: MDB_INTEGERKEY)
+      let box = ModelsBox()
+      return PreparedRun(operations: size) {
+        box.models = try LMDBRawSystem.replay(environment, events)
+      } finish: {
+        defer { box.models = RawReadModels() }
+        return box.models.check
+      }
+    case .appendConcurrent, .syncDiff, .readAll:
+      throw UnsupportedWorkload(workload: workload, system: .lmdbAppend)
+    }
+  }
+}

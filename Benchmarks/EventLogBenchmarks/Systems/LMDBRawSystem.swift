@@ -1,0 +1,110 @@
+import CLMDB
+import Foundation
+import RestaurantBooking
+
+/// `lmdb-raw`: the same records as eventlog written and read with the LMDB C API in its own
+/// minimal layout (``LMDBRawLog``): the ceiling for any library on LMDB.
+struct LMDBRawSystem: BenchmarkSystem {
+  func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws {
+    let log = try LMDBRawLog(path: path, durable: false)
+    switch workload {
+    case .replay:
+      var generator = MixedEventGenerator()
+      for range in partition(size, into: max(1, size / BenchmarkDefaults.fixtureBatch)) {
+        try log.append(generator.next(range.count))
+      }
+    case .readAll:
+      let records = Fixtures.readModelEvents(size: size)
+      for range in partition(size, into: max(1, size / BenchmarkDefaults.fixtureBatch)) {
+        try log.append(records[range])
+      }
+    case .appendBatched, .appendSingle, .appendConcurrent, .syncDiff:
+      throw UnsupportedWorkload(workload: workload, system: .lmdbRaw)
+    }
+  }
+
+  func makeRun(
+    _ workload: Workload, size: Int, fixture: String?, directory: String
+  ) async throws -> PreparedRun {
+    switch workload {
+    case .appendBatched:
+      let log = try LMDBRawLog(path: directory, durable: true)
+      let records = Fixtures.bookingCreations(count: size)
+      return PreparedRun(operations: size) {
+        for range in partition(size, into: max(1, size / 1000)) { try log.append(records[range]) }
+      } finish: {
+        "events=\(try log.environment.read { try RawLMDB.count($0, log.events) })"
+      }
+    case .appendSingle:
+      let log = try LMDBRawLog(path: directory, durable: true)
+      let records = Fixtures.bookingCreations(count: size)
+      return PreparedRun(operations: size) {
+        for record in records { try log.append(CollectionOfOne(record)) }
+      } finish: {
+        "events=\(try log.environment.read { try RawLMDB.count($0, log.events) })"
+      }
+    case .appendConcurrent:
+      let log = try LMDBRawLog(path: directory, durable: true)
+      let records = Fixtures.bookingCreations(count: size)
+      let shares = partition(size, into: ConcurrentWorkload.tasks).map { Array(records[$0]) }
+      return PreparedRun(operations: size) {
+        // One OS thread per writer: each blocks in its own write transaction, which LMDB serialises.
+        try await Threads.run(shares) { share in
+          for record in share { try log.append(CollectionOfOne(record)) }
+        }
+      } finish: {
+        "events=\(try log.environment.read { try RawLMDB.count($0, log.events) })"
+      }
+    case .replay:
+      guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .lmdbRaw) }
+      let environment = try RawEnvironment(path: fixture, durable: true)
+      let events = try environment.openDatabase("events", flags: MDB_INTEGERKEY)
+      let box = ModelsBox()
+      return PreparedRun(operations: size) {
+        box.models = try LMDBRawSystem.replay(environment, events)
+      } finish: {
+        defer { box.models = RawReadModels() }
+        return box.models.check
+      }
+    case .readAll:
+      guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .lmdbRaw) }
+      let log = try LMDBRawLog(path: fixture, durable: true)
+      let box = CountBox()
+      return PreparedRun(operations: size) {
+        let (restaurants, bookings) = try log.environment.read { txn -> ([Restaurant], [Booking]) in
+          var restaurants: [Restaurant] = []
+          restaurants.reserveCapacity(try RawLMDB.count(txn, log.restaurantsByName))
+          try RawLMDB.scan(txn, log.restaurantsByName) { _, value in
+            var reader = ByteReader(value)
+            restaurants.append(try RawRecords.readRestaurant(&reader))
+          }
+          var bookings: [Booking] = []
+          bookings.reserveCapacity(try RawLMDB.count(txn, log.bookingsByDate))
+          try RawLMDB.scan(txn, log.bookingsByDate) { _, value in
+            var reader = ByteReader(value)
+            bookings.append(try RawRecords.readBooking(&reader))
+          }
+          return (restaurants, bookings)
+        }
+        box.counts = (restaurants.count, bookings.count)
+      } finish: {
+        "restaurants=\(box.counts.0) bookings=\(box.counts.1)"
+      }
+    case .syncDiff:
+      throw UnsupportedWorkload(workload: workload, system: .lmdbRaw)
+    }
+  }
+
+  /// One cursor scan of the event records, decoded and folded into dictionaries.
+  static func replay(_ environment: RawEnvironment, _ events: MDB_dbi) throws -> RawReadModels {
+    var models = RawReadModels()
+    try environment.read { txn in
+      try RawLMDB.scan(txn, events) { _, record in try models.apply(record: record) }
+    }
+    return models
+  }
+}
+
+final class ModelsBox {
+  var models = RawReadModels()
+}

@@ -1,0 +1,158 @@
+import Foundation
+import RestaurantBooking
+
+/// `sqlite`: the engine under Core Data and SwiftData doing the same work in tables
+/// (``SQLiteLog``): WAL, `synchronous=FULL`, prepared statements.
+///
+/// `append.concurrent` shares one connection between the 8 threads behind a lock (as GRDB's
+/// `DatabaseQueue` or a serial Core Data context do): SQLite has one writer at a time anyway, and
+/// separate connections with a busy timeout would add sleeps and retries on top of the same
+/// serial commits.
+struct SQLiteSystem: BenchmarkSystem {
+  func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws {
+    let log = try SQLiteLog(directory: path, durable: false)
+    switch workload {
+    case .replay:
+      var generator = MixedEventGenerator()
+      for range in partition(size, into: max(1, size / BenchmarkDefaults.fixtureBatch)) {
+        try log.append(generator.next(range.count))
+      }
+    case .readAll:
+      let records = Fixtures.readModelEvents(size: size)
+      for range in partition(size, into: max(1, size / BenchmarkDefaults.fixtureBatch)) {
+        try log.append(records[range])
+      }
+    case .syncDiff:
+      let local = SyncScenario(size: size).local
+      var rng = SplitMix64(seed: Fixtures.seed ^ 0x5D)
+      try log.append(
+        local.enumerated().map { index, row in
+          MixedEventRecord(
+            eventID: rng.uuid(), stream: MixedEventRecord.catalogStream, version: UInt64(index + 1),
+            event: .restaurantAdded(row))
+        })
+    case .appendBatched, .appendSingle, .appendConcurrent:
+      throw UnsupportedWorkload(workload: workload, system: .sqlite)
+    }
+    try log.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+  }
+
+  func makeRun(
+    _ workload: Workload, size: Int, fixture: String?, directory: String
+  ) async throws -> PreparedRun {
+    switch workload {
+    case .appendBatched:
+      let log = try SQLiteLog(directory: directory, durable: true)
+      let records = Fixtures.bookingCreations(count: size)
+      return PreparedRun(operations: size) {
+        for range in partition(size, into: max(1, size / 1000)) { try log.append(records[range]) }
+      } finish: {
+        "events=\(try log.count("events"))"
+      }
+    case .appendSingle:
+      let log = try SQLiteLog(directory: directory, durable: true)
+      let records = Fixtures.bookingCreations(count: size)
+      return PreparedRun(operations: size) {
+        for record in records { try log.append(CollectionOfOne(record)) }
+      } finish: {
+        "events=\(try log.count("events"))"
+      }
+    case .appendConcurrent:
+      let shared = SharedSQLiteLog(try SQLiteLog(directory: directory, durable: true))
+      let records = Fixtures.bookingCreations(count: size)
+      let shares = partition(size, into: ConcurrentWorkload.tasks).map { Array(records[$0]) }
+      return PreparedRun(operations: size) {
+        try await Threads.run(shares) { share in
+          for record in share { try shared.append(record) }
+        }
+      } finish: {
+        "events=\(try shared.count())"
+      }
+    case .replay:
+      guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .sqlite) }
+      let log = try SQLiteLog(directory: fixture, durable: true)
+      let scan = try log.database.prepare("SELECT type, payload FROM events ORDER BY seq")
+      let box = ModelsBox()
+      return PreparedRun(operations: size) {
+        var models = RawReadModels()
+        defer { scan.reset() }
+        while try scan.step() {
+          try models.apply(type: UInt8(truncatingIfNeeded: scan.int64(0)), payload: scan.blob(1))
+        }
+        box.models = models
+      } finish: {
+        defer { box.models = RawReadModels() }
+        return box.models.check
+      }
+    case .syncDiff:
+      guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .sqlite) }
+      try FileSystem.copyDirectory(fixture, to: directory)
+      let log = try SQLiteLog(directory: directory, durable: true)
+      let remote = SyncScenario(size: size).remote
+      let diff = try SQLiteSyncDiff(log: log)
+      let box = CheckBox()
+      return PreparedRun(operations: size) {
+        box.check = try diff.refresh(with: remote)
+      } finish: {
+        box.check
+      }
+    case .readAll:
+      guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .sqlite) }
+      let log = try SQLiteLog(directory: fixture, durable: true)
+      let restaurantsQuery = try log.database.prepare(
+        "SELECT id, name, cuisine FROM restaurants ORDER BY name COLLATE NOCASE, id")
+      let bookingsQuery = try log.database.prepare(
+        """
+        SELECT id, restaurant_id, restaurant_name, date, party_size, customer_name, notes, created_at
+        FROM bookings ORDER BY date, id
+        """)
+      let box = CountBox()
+      return PreparedRun(operations: size) {
+        var restaurants: [Restaurant] = []
+        defer { restaurantsQuery.reset() }
+        while try restaurantsQuery.step() {
+          restaurants.append(
+            Restaurant(
+              id: try restaurantsQuery.uuid(0), name: restaurantsQuery.text(1) ?? "",
+              cuisine: Cuisine(rawValue: restaurantsQuery.text(2) ?? "")))
+        }
+        var bookings: [Booking] = []
+        defer { bookingsQuery.reset() }
+        while try bookingsQuery.step() {
+          let q = bookingsQuery
+          bookings.append(
+            Booking(
+              id: try q.uuid(0), restaurantID: try q.uuid(1), restaurantName: q.text(2) ?? "",
+              date: Date(timeIntervalSince1970: q.double(3)), partySize: Int(q.int64(4)),
+              customerName: q.text(5) ?? "", notes: q.text(6),
+              createdAt: Date(timeIntervalSince1970: q.double(7))))
+        }
+        box.counts = (restaurants.count, bookings.count)
+      } finish: {
+        "restaurants=\(box.counts.0) bookings=\(box.counts.1)"
+      }
+    }
+  }
+}
+
+/// One SQLite connection shared by the threads of `append.concurrent`.
+final class SharedSQLiteLog: @unchecked Sendable {
+  // @unchecked Sendable: the connection (opened SQLITE_OPEN_NOMUTEX) and its statements are used
+  // only while `lock` is held, so one thread at a time touches them.
+  private let lock = NSLock()
+  private let log: SQLiteLog
+
+  init(_ log: SQLiteLog) { self.log = log }
+
+  func append(_ record: MixedEventRecord) throws {
+    try lock.withLock { try log.append(CollectionOfOne(record)) }
+  }
+
+  func count() throws -> Int {
+    try lock.withLock { try log.count("events") }
+  }
+}
+
+final class CheckBox {
+  var check = ""
+}

@@ -1,0 +1,68 @@
+/// A workload of the contract (GUIDE 3.3), with the systems that run it.
+enum Workload: String, CaseIterable, Sendable, Codable {
+  case appendBatched = "append.batched"
+  case appendSingle = "append.single"
+  case appendConcurrent = "append.concurrent"
+  case replay
+  case syncDiff = "sync.diff"
+  case readAll = "read.all"
+
+  /// The systems of the contract for this workload, `eventlog` first.
+  var systems: [SystemID] {
+    switch self {
+    case .appendBatched, .appendSingle, .replay: [.eventlog, .lmdbRaw, .lmdbAppend, .sqlite]
+    case .appendConcurrent: [.eventlog, .lmdbRaw, .sqlite]
+    case .syncDiff: [.eventlog, .seed, .sqlite]
+    case .readAll: [.eventlog, .lmdbRaw, .sqlite]
+    }
+  }
+
+  /// What one operation is.
+  var unit: String {
+    switch self {
+    case .appendBatched, .appendSingle, .appendConcurrent, .replay: "events"
+    case .syncDiff: "restaurants"
+    case .readAll: "rows"
+    }
+  }
+
+  /// One line on what the workload does.
+  var summary: String {
+    switch self {
+    case .appendBatched:
+      "booking events (~200-byte payloads) with ID index, stream index, read-model rows; 1000 per durable commit"
+    case .appendSingle: "booking events, each its own durable commit"
+    case .appendConcurrent: "8 tasks appending single booking events durably at once"
+    case .replay:
+      "rebuild the read models from N mixed events (booking created/deleted, restaurant added/updated/removed)"
+    case .syncDiff: "remote snapshot of R restaurants, 1% changed, diffed against R local and applied"
+    case .readAll: "all restaurants and bookings (1:4) read into domain models"
+    }
+  }
+
+  /// Whether the runs start from a prebuilt fixture (built by a separate child, not measured).
+  func needsFixture(_ system: SystemID) -> Bool {
+    switch self {
+    case .appendBatched, .appendSingle, .appendConcurrent: false
+    case .replay, .readAll: true
+    case .syncDiff: system != .seed
+    }
+  }
+
+  /// Whether a run changes its fixture (it then works on a fresh copy, made before the clock starts).
+  var mutatesFixture: Bool { self == .syncDiff }
+}
+
+/// A system under test.
+enum SystemID: String, CaseIterable, Sendable, Codable {
+  case eventlog
+  case lmdbRaw = "lmdb-raw"
+  case lmdbAppend = "lmdb-append"
+  case sqlite
+  case seed
+}
+
+/// `append.concurrent`: how many tasks (or threads) append at once.
+enum ConcurrentWorkload {
+  static let tasks = 8
+}
