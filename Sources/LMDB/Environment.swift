@@ -88,6 +88,7 @@ public final class Environment: @unchecked Sendable {
       if options.durability == .noSync { flags |= UInt32(MDB_NOSYNC) }
       if options.readOnly { flags |= UInt32(MDB_RDONLY) }
       try check(mdb_env_open(env, path, flags, 0o600), "mdb_env_open", context: path)
+      try Self.checkFileLength(env, path: path)
     } catch {
       mdb_env_close(env)
       throw error
@@ -102,6 +103,28 @@ public final class Environment: @unchecked Sendable {
 
   deinit {
     mdb_env_close(handle)
+  }
+
+  /// Refuses a data file shorter than its own meta page says: LMDB would map it and crash with
+  /// SIGBUS on the first read past its end (a truncated copy, a full disk during a copy).
+  private static func checkFileLength(_ env: OpaquePointer, path: String) throws(LMDBError) {
+    var descriptor: mdb_filehandle_t = -1
+    var status = stat()
+    guard mdb_env_get_fd(env, &descriptor) == 0, fstat(descriptor, &status) == 0 else { return }
+    var info = MDB_envinfo()
+    var pages = MDB_stat()
+    mdb_env_info(env, &info)
+    mdb_env_stat(env, &pages)
+    let needed = (info.me_last_pgno + 1) * Int(pages.ms_psize)
+    if status.st_size == 0 {
+      throw LMDBError(code: .invalid, operation: "mdb_env_open", context: "\(path)/data.mdb is empty")
+    }
+    if Int(status.st_size) < needed {
+      throw LMDBError(
+        code: .corrupted, operation: "mdb_env_open",
+        context:
+          "\(path)/data.mdb is \(status.st_size) bytes but its pages reach \(needed): the file is truncated")
+    }
   }
 
   /// Opens a named database, creating it with `flags` if ``Database/Flags/create`` is given.
