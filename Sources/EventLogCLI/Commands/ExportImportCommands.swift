@@ -59,7 +59,10 @@ final class FileSink {
   init(path: String) throws {
     self.path = path
     temporary = path + ".partial-\(getpid())"
-    guard FileManager.default.createFile(atPath: temporary, contents: nil) else {
+    // 0600 like the environment itself, whatever the umask: an export holds every event.
+    guard
+      FileManager.default.createFile(atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600])
+    else {
       throw CommandFailure("cannot create '\(path)'")
     }
     guard let handle = FileHandle(forWritingAtPath: temporary) else {
