@@ -42,10 +42,14 @@ let package = Package(
       dependencies: ["EventLog", "RestaurantBooking", "CLMDB", "CSQLite"],
       path: "Benchmarks/EventLogBenchmarks"
     ),
+    // Fuzz target for the record and payload decoders (built by .ci/fuzz with the fuzzer sanitizer).
+    .executableTarget(name: "EventLogFuzz", dependencies: ["EventLog"], path: "Tests/Fuzz/EventLogFuzz"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
     .testTarget(name: "EventLogTests", dependencies: ["EventLog", "LMDB"]),
     .testTarget(name: "RestaurantBookingTests", dependencies: ["RestaurantBooking", "EventLog"]),
     .testTarget(name: "EventLogCLITests", dependencies: ["EventLogCLI", "EventLog", "RestaurantBooking"]),
+    // Damage, hostile remotes, secrets and permissions, decoder fuzz regressions, model check.
+    .testTarget(name: "HardeningTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB"]),
   ],
   swiftLanguageModes: [.v6]
 )

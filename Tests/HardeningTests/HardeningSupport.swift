@@ -1,0 +1,218 @@
+import EventLog
+import Foundation
+import RestaurantBooking
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// Quick mode (the default, for CI) or full mode (`EVENTLOG_FULL=1`).
+enum HardeningMode {
+  static let full = ProcessInfo.processInfo.environment["EVENTLOG_FULL"] == "1"
+
+  /// `quick` normally, `full` with `EVENTLOG_FULL=1`.
+  static func pick<T>(quick: T, full: T) -> T { Self.full ? full : quick }
+}
+
+/// A temporary directory for one test, removed when the value is released.
+final class ScratchDirectory: Sendable {
+  let url: URL
+  var path: String { url.path }
+
+  init(_ label: String = "hardening") {
+    url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
+    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+  }
+
+  /// A path inside the directory (not created).
+  func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+  deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+extension EventStore.Options {
+  /// No flush per commit: the hardening tests never test power loss.
+  static var hardening: EventStore.Options {
+    var options = EventStore.Options()
+    options.durability = .noSync
+    options.mapSize = 4 << 20
+    return options
+  }
+}
+
+/// Opens a store with the domain's projections.
+func openDomainStore(_ path: String) throws -> EventStore {
+  try EventStore(path: path, projections: RestaurantBookingSchema.projections, options: .hardening)
+}
+
+/// Drops the last reference to a store and waits until it is closed (LMDB must not have one
+/// environment open twice in a process), so it can be reopened or its files changed.
+func release(_ store: inout EventStore?) async {
+  weak let weakStore = store
+  store = nil
+  for _ in 0..<5_000 where weakStore != nil {
+    try? await Task.sleep(for: .milliseconds(1))
+  }
+  #expect(weakStore == nil, "the store was not released")
+}
+
+// MARK: - The eventlog binary as a child process
+
+/// The outcome of one child process.
+struct ChildRun: CustomStringConvertible {
+  var status: Int32
+  /// Set when the child died of a signal (a crash): `status` is then the signal number.
+  var signal: Int32?
+  var stdout: String
+  var stderr: String
+  var stdoutBytes: [UInt8]
+
+  var crashed: Bool { signal != nil }
+
+  var description: String {
+    (signal.map { "killed by signal \($0)" } ?? "exit \(status)")
+      + "\nstdout: \(stdout.prefix(2_000))\nstderr: \(stderr.prefix(2_000))"
+  }
+}
+
+/// Runs the built `eventlog` executable, as a user would, in a child process (a crash shows as a
+/// signal, not as the end of the test run).
+enum EventLogBinary {
+  /// The executable next to the test bundle (`<scratch>/debug/eventlog`), or `$EVENTLOG_BINARY`.
+  static let path: String = {
+    if let override = ProcessInfo.processInfo.environment["EVENTLOG_BINARY"] { return override }
+    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    let candidates = [
+      bundle.appendingPathComponent("eventlog").path,
+      bundle.deletingLastPathComponent().appendingPathComponent("eventlog").path,
+      bundle.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("eventlog").path,
+    ]
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+  }()
+
+  /// Runs `eventlog arguments…`; with `umask`, through `/bin/sh -c 'umask U; exec eventlog …'`.
+  static func run(
+    _ arguments: [String], environment: [String: String] = [:], umask mask: String? = nil,
+    in directory: String? = nil
+  ) throws -> ChildRun {
+    var executable = path
+    var argv = arguments
+    if let mask {
+      executable = "/bin/sh"
+      argv = ["-c", "umask \(mask); exec \"$0\" \"$@\"", path] + arguments
+    }
+    return try runChild(executable, argv, environment: environment, in: directory)
+  }
+}
+
+/// Runs a program to completion with stdin from /dev/null and stdout/stderr captured in files.
+func runChild(
+  _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+  in directory: String? = nil
+) throws -> ChildRun {
+  let scratch = ScratchDirectory("child")
+  let process = Process()
+  process.executableURL = URL(fileURLWithPath: executable)
+  process.arguments = arguments
+  var env = ProcessInfo.processInfo.environment
+  env["EVENTLOG_DB"] = nil
+  env["SUPABASE_ANON_KEY"] = nil
+  env["SWIFT_BACKTRACE"] = "enable=no"  // a crash ends the child at once, without a backtracer
+  for (key, value) in environment { env[key] = value }
+  process.environment = env
+  process.currentDirectoryURL = URL(fileURLWithPath: directory ?? scratch.path)
+  let outURL = scratch.url.appendingPathComponent("stdout")
+  let errURL = scratch.url.appendingPathComponent("stderr")
+  _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
+  _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+  let out = try FileHandle(forWritingTo: outURL)
+  let err = try FileHandle(forWritingTo: errURL)
+  process.standardOutput = out
+  process.standardError = err
+  process.standardInput = FileHandle.nullDevice
+  try process.run()
+  process.waitUntilExit()
+  try out.close()
+  try err.close()
+  let stdout = [UInt8](try Data(contentsOf: outURL))
+  let stderr = [UInt8](try Data(contentsOf: errURL))
+  let signaled = process.terminationReason == .uncaughtSignal
+  return ChildRun(
+    status: process.terminationStatus, signal: signaled ? process.terminationStatus : nil,
+    stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self),
+    stdoutBytes: stdout)
+}
+
+// MARK: - Bytes
+
+/// The offsets of every occurrence of `needle` in `haystack`.
+func occurrences(of needle: [UInt8], in haystack: [UInt8]) -> [Int] {
+  guard !needle.isEmpty, haystack.count >= needle.count else { return [] }
+  var found: [Int] = []
+  let first = needle[0]
+  var index = 0
+  let last = haystack.count - needle.count
+  while index <= last {
+    if haystack[index] == first && haystack[index..<(index + needle.count)].elementsEqual(needle) {
+      found.append(index)
+    }
+    index += 1
+  }
+  return found
+}
+
+/// Peak resident set size of this process, in bytes (`getrusage`, Linux reports KiB).
+func peakRSSBytes() -> Int {
+  var usage = rusage()
+  #if canImport(Glibc)
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+  #else
+    getrusage(RUSAGE_SELF, &usage)
+  #endif
+  return Int(usage.ru_maxrss) * 1024
+}
+
+/// A small deterministic generator (SplitMix64), so that a seed replays exactly.
+struct SeededGenerator: RandomNumberGenerator {
+  private var state: UInt64
+
+  init(seed: UInt64) { state = seed }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+
+  /// A UUID from the generator (version 4 bits set).
+  mutating func uuid() -> UUID {
+    var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &self) }
+    bytes[6] = (bytes[6] & 0x0F) | 0x40
+    bytes[8] = (bytes[8] & 0x3F) | 0x80
+    return UUID(
+      uuid: (
+        bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+        bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+      ))
+  }
+}
+
+/// A restaurant source whose snapshot (or failure) the test sets.
+final class InMemoryRestaurantSource: RestaurantSource {
+  private let state = Mutex<Result<[RemoteRestaurant], RestaurantSyncError>>(.success([]))
+
+  var sourceDescription: String { "memory" }
+
+  func set(_ rows: [RemoteRestaurant]) { state.withLock { $0 = .success(rows) } }
+  func fail(_ error: RestaurantSyncError) { state.withLock { $0 = .failure(error) } }
+
+  func fetchAll() async throws -> [RemoteRestaurant] {
+    try state.withLock { $0 }.get()
+  }
+}

@@ -1,0 +1,267 @@
+import Foundation
+import RestaurantBooking
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A small HTTP/1.1 server on a loopback address (127.0.0.1 by default; any 127.x.y.z on Linux), on
+/// an ephemeral port, that can misbehave: endless bodies, bodies cut short, redirects.
+///
+/// Adapted from `Tests/RestaurantBookingTests/TestHTTPServer.swift`. Bounded: at most
+/// `maximumConnections` connections, a `lifetime`, request heads of at most 64 KiB, one request per
+/// connection. It never connects anywhere; it counts the connections it accepted and the body
+/// bytes it sent.
+final class HostileHTTPServer: @unchecked Sendable {
+  // @unchecked Sendable: the socket is closed once (guarded by `stopped`); the counters and
+  // recorded requests are atomics and a Mutex.
+
+  struct Request: Sendable {
+    var method: String
+    var path: String
+    var query: [String: String]
+    var headers: [String: String]
+  }
+
+  /// What to answer.
+  enum Reply: Sendable {
+    /// A complete response (with `Content-Length`).
+    case respond(status: Int, headers: [(String, String)], body: [UInt8])
+    /// A 200 whose body repeats `chunk` until `total` bytes were sent or the client goes away; no
+    /// `Content-Length` (or a false one, `declaredLength`), the end is the connection's close.
+    case endless(chunk: [UInt8], total: Int, declaredLength: Int?)
+    /// A 200 declaring `declaredLength` bytes that sends only `prefix`, then closes the connection.
+    case cutShort(prefix: [UInt8], declaredLength: Int)
+    /// A 200 declaring 1,000 bytes that sends one and then holds the connection for `seconds`.
+    case stall(seconds: Int)
+    /// A 200 in chunked transfer encoding that sends `prefix` as one chunk and closes without the
+    /// last chunk.
+    case chunkedCutShort(prefix: [UInt8])
+
+    static func json(_ text: String, status: Int = 200) -> Reply {
+      .respond(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
+    }
+
+    static func redirect(to location: String, status: Int = 302) -> Reply {
+      .respond(status: status, headers: [("Location", location)], body: [])
+    }
+  }
+
+  typealias Handler = @Sendable (Request) -> Reply
+
+  let host: String
+  let port: UInt16
+  private let socket: Int32
+  private let handler: Handler
+  private let maximumConnections: Int
+  private let deadline: ContinuousClock.Instant
+  private let stopped = Atomic<Bool>(false)
+  private let accepted = Atomic<Int>(0)
+  private let sentBodyBytes = Atomic<Int>(0)
+  private let recorded = Mutex<[Request]>([])
+
+  var baseURL: URL { URL(string: "http://\(host):\(port)")! }
+  var requests: [Request] { recorded.withLock { $0 } }
+  /// Connections accepted so far.
+  var connections: Int { accepted.load(ordering: .sequentiallyConsistent) }
+  /// Body bytes written to clients so far.
+  var bodyBytesSent: Int { sentBodyBytes.load(ordering: .sequentiallyConsistent) }
+
+  init(
+    host: String = "127.0.0.1", maximumConnections: Int = 64, lifetime: Duration = .seconds(120),
+    handler: @escaping Handler
+  ) throws {
+    self.host = host
+    self.handler = handler
+    self.maximumConnections = maximumConnections
+    self.deadline = ContinuousClock.now + lifetime
+    #if canImport(Glibc)
+      let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #else
+      let fd = Darwin.socket(AF_INET, SOCK_STREAM, 0)
+    #endif
+    guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
+    var reuse: Int32 = 1
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr = in_addr(s_addr: inet_addr(host))
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+      }
+    }
+    guard bound == 0, listen(fd, 16) == 0 else {
+      close(fd)
+      throw POSIXError(.init(rawValue: errno) ?? .EIO)
+    }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    self.socket = fd
+    self.port = UInt16(bigEndian: address.sin_port)
+    let thread = Thread { [self] in acceptLoop() }
+    thread.start()
+  }
+
+  func stop() {
+    if stopped.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
+      shutdown(socket, Int32(SHUT_RDWR))
+      close(socket)
+    }
+  }
+
+  deinit { stop() }
+
+  private var isDone: Bool {
+    stopped.load(ordering: .sequentiallyConsistent) || ContinuousClock.now >= deadline
+  }
+
+  private func acceptLoop() {
+    var served = 0
+    while !isDone && served < maximumConnections {
+      var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+      guard poll(&descriptor, 1, 50) > 0 else { continue }
+      let connection = accept(socket, nil, nil)
+      guard connection >= 0 else { continue }
+      served += 1
+      accepted.add(1, ordering: .sequentiallyConsistent)
+      let thread = Thread { [self] in serve(connection) }
+      thread.start()
+    }
+    stop()
+  }
+
+  private func serve(_ connection: Int32) {
+    defer { close(connection) }
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var head = [UInt8]()
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while head.count < 65_536 {
+      let count = recv(connection, &buffer, buffer.count, 0)
+      guard count > 0 else { return }
+      head.append(contentsOf: buffer[0..<count])
+      if occurrences(of: [13, 10, 13, 10], in: head).first != nil { break }
+    }
+    guard let request = Self.parse(String(decoding: head, as: UTF8.self)) else { return }
+    recorded.withLock { $0.append(request) }
+    switch handler(request) {
+    case .respond(let status, let headers, let body):
+      var text = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
+      for (name, value) in headers { text += "\(name): \(value)\r\n" }
+      text += "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+      _ = send(connection, Array(text.utf8))
+      _ = send(connection, body, counted: true)
+    case .endless(let chunk, let total, let declaredLength):
+      var text = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+      if let declaredLength { text += "Content-Length: \(declaredLength)\r\n" }
+      text += "Connection: close\r\n\r\n"
+      guard send(connection, Array(text.utf8)) else { return }
+      var sent = 0
+      while sent < total && !stopped.load(ordering: .sequentiallyConsistent) {
+        guard send(connection, chunk, counted: true) else { return }  // the client went away
+        sent += chunk.count
+      }
+    case .cutShort(let prefix, let declaredLength):
+      let text =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(declaredLength)\r\nConnection: close\r\n\r\n"
+      _ = send(connection, Array(text.utf8))
+      _ = send(connection, prefix, counted: true)
+      usleep(50_000)
+    case .stall(let seconds):
+      let text = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n["
+      _ = send(connection, Array(text.utf8))
+      let end = ContinuousClock.now + .seconds(seconds)
+      while ContinuousClock.now < end && !stopped.load(ordering: .sequentiallyConsistent) { usleep(10_000) }
+    case .chunkedCutShort(let prefix):
+      let text =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+      _ = send(connection, Array(text.utf8))
+      _ = send(
+        connection, Array((String(prefix.count, radix: 16) + "\r\n").utf8) + prefix + [13, 10], counted: true)
+      usleep(50_000)
+    }
+  }
+
+  /// Sends all of `bytes`; `false` when the client went away.
+  private func send(_ connection: Int32, _ bytes: [UInt8], counted: Bool = false) -> Bool {
+    var sent = 0
+    while sent < bytes.count {
+      let count = bytes.withUnsafeBytes { buffer in
+        #if canImport(Glibc)
+          Glibc.send(connection, buffer.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+        #else
+          Darwin.send(connection, buffer.baseAddress! + sent, bytes.count - sent, 0)
+        #endif
+      }
+      guard count > 0 else { return false }
+      sent += count
+      if counted { sentBodyBytes.add(count, ordering: .sequentiallyConsistent) }
+    }
+    return true
+  }
+
+  private static func parse(_ text: String) -> Request? {
+    let lines = text.components(separatedBy: "\r\n")
+    let parts = lines.first?.split(separator: " ") ?? []
+    guard parts.count == 3 else { return nil }
+    let target = String(parts[1])
+    let components = URLComponents(string: target)
+    var query: [String: String] = [:]
+    for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+    var headers: [String: String] = [:]
+    for line in lines.dropFirst() where !line.isEmpty {
+      guard let colon = line.firstIndex(of: ":") else { continue }
+      headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+        in: .whitespaces)
+    }
+    return Request(method: String(parts[0]), path: components?.path ?? target, query: query, headers: headers)
+  }
+
+  private static func reason(_ status: Int) -> String {
+    switch status {
+    case 200: "OK"
+    case 301: "Moved Permanently"
+    case 302: "Found"
+    case 307: "Temporary Redirect"
+    case 401: "Unauthorized"
+    case 500: "Internal Server Error"
+    default: "Status"
+    }
+  }
+}
+
+extension HostileHTTPServer {
+  /// A PostgREST-like server of `rows` (by `limit` and `offset`), unless `override` answers.
+  static func postgrest(
+    _ rows: [RemoteRestaurant], host: String = "127.0.0.1", override: (@Sendable (Request) -> Reply?)? = nil
+  ) throws -> HostileHTTPServer {
+    try HostileHTTPServer(host: host) { request in
+      if let reply = override?(request) { return reply }
+      guard request.path == "/rest/v1/restaurants" else {
+        return .json(#"{"code":"PGRST125","message":"Invalid path"}"#, status: 404)
+      }
+      let limit = Int(request.query["limit"] ?? "") ?? rows.count
+      let offset = Int(request.query["offset"] ?? "") ?? 0
+      return .json(restaurantsJSON(Array(rows.dropFirst(offset).prefix(limit))))
+    }
+  }
+}
+
+/// A PostgREST body of `rows`.
+func restaurantsJSON(_ rows: [RemoteRestaurant]) -> String {
+  struct Wire: Encodable {
+    var id: String
+    var name: String
+    var cuisine: String
+  }
+  let wire = rows.map { Wire(id: $0.id.uuidString.lowercased(), name: $0.name, cuisine: $0.cuisine) }
+  return String(decoding: (try? JSONEncoder().encode(wire)) ?? Data("[]".utf8), as: UTF8.self)
+}
