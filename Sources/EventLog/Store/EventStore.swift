@@ -30,8 +30,10 @@ public final class EventStore: Sendable {
     public var readOnly = false
     /// How often a live subscription looks for events appended by other processes.
     public var subscriptionPollInterval: Duration = .milliseconds(250)
-    /// Events per read transaction when replaying or catching up.
-    public var replayChunkSize = 16_384
+    /// Events per read transaction when replaying, verifying or walking the log. Replay keeps at
+    /// most four chunks of decoded events in memory (two waiting, one being decoded, one being
+    /// folded), so this bounds its memory beyond the projections' own state.
+    public var replayChunkSize = 2_048
 
     /// Creates the default options.
     public init() {}
