@@ -69,7 +69,8 @@ extension Environment {
   /// outside the transaction that a second run would repeat.
   /// - Throws: ``LMDBError`` (`mapFull` once the maximum map size is reached) or what `body` throws.
   public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
-    try retrying { () throws -> Attempt<R> in
+    clearStaleReadersPeriodically()
+    return try retrying { () throws -> Attempt<R> in
       try resizeLock.withShared { () throws -> Attempt<R> in
         let raw: OpaquePointer
         do {

@@ -23,6 +23,9 @@ public final class Environment: @unchecked Sendable {
   let handle: OpaquePointer
   let resizeLock = ResizeLock()
   private let databases = Mutex<[String: Database]>([:])
+  /// When stale reader slots were last cleared; writers clear them again every second, so that a
+  /// reader process that died cannot pin old pages (and grow the file) for a long-lived writer.
+  private let lastReaderCheck = Mutex<ContinuousClock.Instant>(ContinuousClock.now)
   private let mapSizeState: Mutex<Int>
 
   /// The directory of the environment.
@@ -166,7 +169,8 @@ public final class Environment: @unchecked Sendable {
     public var lastPage: Int
     /// ID of the last committed transaction.
     public var lastTransaction: Int
-    /// Reader slots in use, including stale ones.
+    /// The most reader slots ever in use at once since the lock file was created (LMDB's
+    /// `me_numreaders`; it does not go down when slots are freed).
     public var readers: Int
     /// Maximum number of reader slots.
     public var maxReaders: Int
@@ -183,6 +187,20 @@ public final class Environment: @unchecked Sendable {
     return Info(
       mapSize: info.me_mapsize, lastPage: info.me_last_pgno, lastTransaction: info.me_last_txnid,
       readers: Int(info.me_numreaders), maxReaders: Int(info.me_maxreaders), pageSize: Int(stat.ms_psize))
+  }
+
+  /// Clears stale reader slots if the last check was more than a second ago (called by writers).
+  func clearStaleReadersPeriodically() {
+    let now = ContinuousClock.now
+    let due = lastReaderCheck.withLock { last -> Bool in
+      guard now - last > .seconds(1) else { return false }
+      last = now
+      return true
+    }
+    if due {
+      var dead: Int32 = 0
+      _ = mdb_reader_check(handle, &dead)  // best effort: a failure here only delays the clean-up
+    }
   }
 
   /// Clears reader slots left behind by dead processes (`mdb_reader_check`).

@@ -149,7 +149,7 @@ public final class EventStore: Sendable {
     public var mapSize: Int
     /// Bytes of the data file in use.
     public var usedBytes: Int
-    /// Reader slots in use.
+    /// The most reader slots ever in use at once (LMDB's `me_numreaders`; it does not go down).
     public var readers: Int
   }
 
