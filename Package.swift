@@ -10,6 +10,7 @@ let package = Package(
     .library(name: "RestaurantBooking", targets: ["RestaurantBooking"]),
     .executable(name: "eventlog", targets: ["eventlog"]),
     .executable(name: "eventlog-benchmarks", targets: ["EventLogBenchmarks"]),
+    .executable(name: "eventlog-stress", targets: ["EventLogStress"]),
   ],
   targets: [
     // The C API of LMDB, from the system library (Debian: liblmdb-dev). Only `LMDB` imports it.
@@ -42,12 +43,20 @@ let package = Package(
       dependencies: ["EventLog", "RestaurantBooking", "CLMDB", "CSQLite"],
       path: "Benchmarks/EventLogBenchmarks"
     ),
+    // Test support: a process that appends, reads or holds a reader, for crash and concurrency tests.
+    .executableTarget(
+      name: "EventLogStress",
+      dependencies: ["EventLog", "RestaurantBooking"],
+      path: "Tests/Support/EventLogStress"
+    ),
     // Fuzz target for the record and payload decoders (built by .ci/fuzz with the fuzzer sanitizer).
     .executableTarget(name: "EventLogFuzz", dependencies: ["EventLog"], path: "Tests/Fuzz/EventLogFuzz"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
     .testTarget(name: "EventLogTests", dependencies: ["EventLog", "LMDB"]),
     .testTarget(name: "RestaurantBookingTests", dependencies: ["RestaurantBooking", "EventLog"]),
     .testTarget(name: "EventLogCLITests", dependencies: ["EventLogCLI", "EventLog", "RestaurantBooking"]),
+    // Crashes (kill -9), map growth and dead readers across processes, concurrency.
+    .testTarget(name: "ReliabilityTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB"]),
     // Damage, hostile remotes, secrets and permissions, decoder fuzz regressions, model check.
     .testTarget(name: "HardeningTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB"]),
   ],

@@ -1,0 +1,89 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+  private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+  import Darwin
+  private let systemWrite = Darwin.write
+#endif
+
+/// Line output for a test harness reading through a pipe or a file: each line goes out in one
+/// `write(2)` at once (no stdio buffer to lose on SIGKILL), under a lock so lines never interleave.
+enum Output {
+  private static let lock = Mutex(())
+
+  /// Writes `text` and a newline to standard output, now.
+  static func line(_ text: String) {
+    write(text + "\n", to: STDOUT_FILENO)
+  }
+
+  /// Writes several lines to standard output in one write.
+  static func lines(_ texts: [String]) {
+    guard !texts.isEmpty else { return }
+    write(texts.joined(separator: "\n") + "\n", to: STDOUT_FILENO)
+  }
+
+  /// Writes `error: text` to standard error.
+  static func error(_ text: String) {
+    write("error: \(text)\n", to: STDERR_FILENO)
+  }
+
+  private static func write(_ text: String, to descriptor: Int32) {
+    lock.withLock { _ in
+      var bytes = Array(text.utf8)[...]
+      while !bytes.isEmpty {
+        let written = bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress, $0.count) }
+        if written < 0 {
+          if errno == EINTR { continue }
+          return
+        }
+        bytes = bytes.dropFirst(written)
+      }
+    }
+  }
+}
+
+/// FNV-1a, 64 bits: the payload fingerprint printed for each acknowledged event (the tests
+/// compute the same).
+struct FNV1a64 {
+  private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
+
+  mutating func add<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
+    for byte in bytes {
+      value ^= UInt64(byte)
+      value = value &* 0x0000_0100_0000_01b3
+    }
+  }
+
+  mutating func add(_ integer: UInt64) {
+    withUnsafeBytes(of: integer.littleEndian) { add($0) }
+  }
+
+  static func hash<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64 {
+    var hasher = FNV1a64()
+    hasher.add(bytes)
+    return hasher.value
+  }
+
+  var hex: String {
+    let digits = String(value, radix: 16)
+    return String(repeating: "0", count: 16 - digits.count) + digits
+  }
+}
+
+/// SplitMix64: a small seeded generator, so a run can be repeated.
+struct SplitMix64: RandomNumberGenerator {
+  private var state: UInt64
+
+  init(seed: UInt64) { state = seed }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9e37_79b9_7f4a_7c15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
+    z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
+    return z ^ (z >> 31)
+  }
+}
