@@ -68,3 +68,37 @@ struct RestaurantDiffTests {
     #expect(events.map(\.type) == ["RestaurantUpdated", "RestaurantsRefreshed"])
   }
 }
+
+@Suite("Restaurant diff: merge path")
+struct RestaurantDiffMergeTests {
+  /// Sorts like PostgREST's `order=id.asc` and the `by-id` table: bytewise.
+  static func sortedByID<T>(_ items: [T], _ id: (T) -> UUID) -> [T] {
+    items.sorted { a, b in
+      withUnsafeBytes(of: id(a).uuid) { x in
+        withUnsafeBytes(of: id(b).uuid) { y in x.lexicographicallyPrecedes(y) }
+      }
+    }
+  }
+
+  @Test(
+    "sorted inputs (the merge) and shuffled inputs (the hash tables) give the same diff", arguments: 0..<20)
+  func mergeAgreesWithHashing(seed: Int) {
+    var random = SystemRandomNumberGenerator()
+    let ids = (0..<300).map { _ in UUID() }
+    let current = ids.prefix(200).map { Restaurant(id: $0, name: "R\($0)", cuisine: .init(rawValue: "Thai")) }
+    var fetched: [RemoteRestaurant] = []
+    for (index, id) in ids.enumerated() where index >= 50 {  // 0..<50 removed, 200..<300 added
+      let cuisine = index % 7 == 0 ? "Nordic" : "Thai"  // some updated
+      fetched.append(RemoteRestaurant(id: id, name: "R\(id)", cuisine: cuisine))
+    }
+    let merged = RestaurantDiff.compute(
+      current: Self.sortedByID(current, \.id), fetched: Self.sortedByID(fetched, \.id))
+    let hashed = RestaurantDiff.compute(
+      current: current.shuffled(using: &random), fetched: fetched.shuffled(using: &random))
+    #expect(merged.summary == hashed.summary)
+    #expect(Set(merged.added) == Set(hashed.added))
+    #expect(Set(merged.removed.map(\.id)) == Set(hashed.removed.map(\.id)))
+    #expect(Set(merged.updated.map(\.new)) == Set(hashed.updated.map(\.new)))
+    #expect(merged.summary.removed == 50 && merged.summary.added == 100)
+  }
+}

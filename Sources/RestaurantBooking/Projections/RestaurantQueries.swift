@@ -23,6 +23,18 @@ public enum RestaurantQueries {
     return result
   }
 
+  /// Every restaurant, by ID bytes (the order of PostgREST's `order=id.asc`): what a refresh diffs.
+  /// - Complexity: O(n), one sequential scan of the ID table.
+  public static func allByID(in view: ProjectionView) throws -> [Restaurant] {
+    var result: [Restaurant] = []
+    result.reserveCapacity(try view.count(in: RestaurantsProjection.byID))
+    try view.forEach(in: RestaurantsProjection.byID) { _, value in
+      result.append(try RestaurantRow(value).restaurant)
+      return true
+    }
+    return result
+  }
+
   /// The restaurant `id`, or `nil`.
   /// - Complexity: O(log n).
   public static func restaurant(id: UUID, in view: ProjectionView) throws -> Restaurant? {

@@ -44,6 +44,9 @@ public struct RestaurantDiff: Sendable, Equatable {
   ///     duplicates); a repeated ID is counted once, at its first row.
   /// - Complexity: O(n + m) time and O(n + m) memory for n restaurants and m rows.
   public static func compute(current: [Restaurant], fetched: [RemoteRestaurant]) -> RestaurantDiff {
+    if isSortedByID(current.lazy.map(\.id)), isSortedByID(fetched.lazy.map(\.id)) {
+      return merge(current: current, fetched: fetched)
+    }
     var diff = RestaurantDiff()
     var byID = [UUID: Int](minimumCapacity: current.count)
     for (index, restaurant) in current.enumerated() { byID[restaurant.id] = index }
@@ -65,6 +68,58 @@ public struct RestaurantDiff: Sendable, Equatable {
     }
     for (index, restaurant) in current.enumerated() where !seen[index] {
       diff.removed.append(restaurant)
+    }
+    return diff
+  }
+
+  /// The 16 bytes of `id` as two big-endian integers: bytewise order, as LMDB and PostgreSQL sort UUIDs.
+  @inline(__always) static func orderKey(_ id: UUID) -> (UInt64, UInt64) {
+    withUnsafeBytes(of: id.uuid) {
+      (
+        UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)),
+        UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+      )
+    }
+  }
+
+  static func isSortedByID<C: Collection>(_ ids: C) -> Bool where C.Element == UUID {
+    var previous: (UInt64, UInt64)?
+    for id in ids {
+      let key = orderKey(id)
+      if let previous, key < previous { return false }
+      previous = key
+    }
+    return true
+  }
+
+  /// Both inputs sorted by ID: one merge pass, no hashing.
+  static func merge(current: [Restaurant], fetched: [RemoteRestaurant]) -> RestaurantDiff {
+    var diff = RestaurantDiff()
+    var i = 0
+    var previous: (UInt64, UInt64)?
+    for row in fetched {
+      let key = orderKey(row.id)
+      if let previous, previous == key { continue }
+      previous = key
+      while i < current.count, orderKey(current[i].id) < key {
+        diff.removed.append(current[i])
+        i += 1
+      }
+      if i < current.count, orderKey(current[i].id) == key {
+        let old = current[i]
+        i += 1
+        if old.name == row.name && old.cuisine.rawValue == row.cuisine {
+          diff.unchanged += 1
+        } else {
+          diff.updated.append(Update(old: old, new: row))
+        }
+      } else {
+        diff.added.append(row)
+      }
+    }
+    while i < current.count {
+      diff.removed.append(current[i])
+      i += 1
     }
     return diff
   }
