@@ -30,6 +30,7 @@ extension Reliability {
       // The tasks run in an unstructured task, so that a deadlock fails the test at the
       // deadline instead of hanging it.
       let started = clock.now
+      let childRunningAtStart = child.process.isRunning
       let results = Mutex<(acknowledged: [Acknowledged], errors: [String], reads: Int)?>(nil)
       Task {
         let outcome = await Self.appendFromTasks(opened, tasks: tasks)
@@ -40,6 +41,7 @@ extension Reliability {
         try await Task.sleep(for: .milliseconds(5))
       }
       let tasksTook = clock.now - started
+      let childRunningAtEnd = child.process.isRunning
       let outcome = try #require(results.withLock { $0 }, "the tasks did not finish in time: a deadlock?")
       let childEnd = await child.wait(timeout: .seconds(Mode.pick(quick: 60, full: 600)))
       try #require(childEnd == .exited(0), "\(String(describing: childEnd)) \(child.stderr)")
@@ -65,7 +67,11 @@ extension Reliability {
       let interleaved = fromChild.filter {
         (ours.min() ?? 0) < $0.sequence && $0.sequence < (ours.max() ?? 0)
       }
-      #expect(!interleaved.isEmpty, "the child appended nothing while the tasks did")
+      // Only when the child was appending for the whole of the tasks' run can it be required to
+      // have landed events between theirs (it may finish first on a fast machine).
+      if childRunningAtStart && childRunningAtEnd {
+        #expect(!interleaved.isEmpty, "the child appended nothing while the tasks did")
+      }
       report(
         "concurrency",
         "\(tasks) tasks (\(outcome.acknowledged.count) events acknowledged, \(outcome.reads) concurrent reads) in "
