@@ -88,7 +88,11 @@ extension EventStore {
   }
 
   private func drain() {
-    while let jobs = writer.take() {
+    var expected = 0
+    while true {
+      if expected > 1 { writer.waitForArrivals(expected, limit: .microseconds(200)) }
+      guard let jobs = writer.take() else { return }
+      expected = 0
       var group: [Writer.PendingAppend] = []
       for job in jobs {
         switch job {
@@ -101,6 +105,9 @@ extension EventStore {
         }
       }
       if !group.isEmpty { commit(group) }
+      // The callers just resumed will likely append again: wait for them and for those that
+      // queued during this commit, so that the next commit carries everyone.
+      if group.count > 1 { expected = group.count + writer.pendingCount }
     }
   }
 

@@ -1,6 +1,12 @@
 import Dispatch
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// The single writer's queue: jobs wait here while a commit is in progress, and the appends that
 /// waited are then committed together (group commit).
 final class Writer: Sendable {
@@ -29,6 +35,23 @@ final class Writer: Sendable {
       if state.draining { return false }
       state.draining = true
       return true
+    }
+  }
+
+  /// Waits up to `limit` until at least `count` jobs wait (or any job that is not an append).
+  ///
+  /// After a group commit resumes n callers, those that append again arrive within microseconds;
+  /// waiting for them lets the next commit carry both cohorts instead of alternating between two
+  /// half-size groups (8 durable appenders: ~3.3× one appender's rate without it).
+  /// The number of waiting jobs.
+  var pendingCount: Int { state.withLock { $0.jobs.count } }
+
+  func waitForArrivals(_ count: Int, limit: Duration) {
+    let clock = ContinuousClock()
+    let deadline = clock.now + limit
+    while clock.now < deadline {
+      if state.withLock({ $0.jobs.count >= count }) { return }
+      usleep(10)
     }
   }
 
