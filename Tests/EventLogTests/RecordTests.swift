@@ -58,6 +58,21 @@ struct RecordTests {
     expectCorruption(at: 77) { _ = try bytes.withUnsafeBytes { try RecordCodec.decode($0, sequence: 77) } }
   }
 
+  @Test(
+    "unknown flag bits, non-zero reserved bytes and invalid UTF-8 are refused even with a valid checksum",
+    arguments: [1, 54, 55, 56])
+  func nonCanonicalRecords(offset: Int) throws {
+    let fields = RecordCodec.Fields(
+      sequence: 3, version: 1, recordedAtMicroseconds: 1, event: try note("x"), stream: "stream")
+    var bytes = RecordCodec.encode(fields)
+    // Flag bit 2, a reserved byte, or the first byte of the stream ID made an invalid UTF-8 lead byte.
+    bytes[offset] = offset == 1 ? 0x04 : (offset == 56 ? 0xFF : 0x01)
+    let body = bytes.count - 4
+    let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<body])) }
+    withUnsafeBytes(of: crc.littleEndian) { bytes.replaceSubrange(body..., with: $0) }
+    expectCorruption(at: 3) { _ = try bytes.withUnsafeBytes { try RecordCodec.decode($0, sequence: 3) } }
+  }
+
   @Test("a record stored under another sequence number is rejected")
   func misplacedRecord() throws {
     let fields = RecordCodec.Fields(

@@ -131,6 +131,8 @@ enum RecordCodec {
     let format = buffer[0]
     guard format == formatVersion else { throw damaged("unknown record format \(format)") }
     let flags = buffer[1]
+    guard flags & ~3 == 0 else { throw damaged("unknown flag bits \(flags)") }
+    guard buffer[54] == 0 && buffer[55] == 0 else { throw damaged("the reserved bytes are not zero") }
     let schemaVersion = UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
     let payloadLength = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
     let storedSequence = UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
@@ -158,14 +160,17 @@ enum RecordCodec {
       causation = UUID(uuid: buffer.loadUnaligned(fromByteOffset: offset, as: uuid_t.self))
       offset += 16
     }
-    func text(_ length: Int) -> String {
-      defer { offset += length }
-      return String(
-        decoding: UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + length)]), as: UTF8.self)
+    func text(_ length: Int, _ field: String) throws -> String {
+      let bytes = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + length)])
+      offset += length
+      let string = String(decoding: bytes, as: UTF8.self)
+      // Decoding repairs invalid UTF-8; a repair changes the bytes, so comparing finds it.
+      guard string.utf8.elementsEqual(bytes) else { throw damaged("its \(field) is not valid UTF-8") }
+      return string
     }
-    let stream = text(streamLength)
-    let type = text(typeLength)
-    let origin = text(originLength)
+    let stream = try text(streamLength, "stream ID")
+    let type = try text(typeLength, "type name")
+    let origin = try text(originLength, "origin")
     let payload = [UInt8](UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + payloadLength)]))
     return RecordedEvent(
       sequence: sequence, id: id, stream: StreamID(stream), version: version, type: type,

@@ -77,11 +77,15 @@
       }
       // The payload of a record is decoded too, as the store's readers would.
       _ = try? BinaryDecoder().decode(FuzzBooking.self, from: event.payload)
-      // A record with canonical flags, reserved bytes and texts re-encodes to itself.
+      // The decoder refuses unknown flags, non-zero reserved bytes and invalid UTF-8, so every
+      // record it accepts is canonical and re-encodes to itself.
       let canonical =
         bytes[1] & ~3 == 0 && bytes[54] == 0 && bytes[55] == 0
         && textsAreValid(bytes)
-      guard canonical else { return }
+      guard canonical else {
+        fatalError(
+          "RecordCodec.decode accepted record \(sequence) with non-canonical flags, reserved bytes or text")
+      }
       let fields = RecordCodec.Fields(
         sequence: event.sequence, version: event.version,
         recordedAtMicroseconds: Int64(
