@@ -21,61 +21,51 @@ enum ProjectionEngine {
     }
   }
 
-  /// Reads events `first...last` in `txn`, verifying each record and the gap-free sequence, and
-  /// applies them to `targets`.
+  /// Reads events `first...last` in `txn`, verifying each record and that none is missing, and
+  /// hands each to `body` in order.
+  static func walk(
+    from first: UInt64, through last: UInt64, in txn: Transaction, events: Database,
+    _ body: (RecordedEvent) throws -> Void
+  ) throws {
+    guard first <= last else { return }
+    var expected = first
+    try txn.withCursor(in: events) { cursor in
+      var found = try withUnsafeBytes(of: first) { try cursor.seek($0) }
+      while found {
+        let sequence = cursor.key.loadUnaligned(as: UInt64.self)
+        if sequence > last { break }
+        guard sequence == expected else {
+          throw EventStoreError.corruptedRecord(
+            sequence: expected, reason: "the event is missing (the next stored is \(sequence))")
+        }
+        try body(try RecordCodec.decode(cursor.value, sequence: sequence))
+        expected += 1
+        found = try cursor.move(.next)
+      }
+    }
+    guard expected == last + 1 else {
+      throw EventStoreError.corruptedRecord(sequence: expected, reason: "the event is missing")
+    }
+  }
+
+  /// Reads events `first...last` in `txn` (see ``walk(from:through:in:events:_:)``) and applies
+  /// them to `targets`.
   /// - Returns: the number of events folded.
   @discardableResult
   static func fold(
     from first: UInt64, through last: UInt64, in txn: Transaction, events: Database, into targets: [Target]
   ) throws -> Int {
-    guard first <= last else { return 0 }
-    var expected = first
-    try txn.withCursor(in: events) { cursor in
-      var found = try withUnsafeBytes(of: first) { try cursor.seek($0) }
-      while found {
-        let sequence = cursor.key.loadUnaligned(as: UInt64.self)
-        if sequence > last { break }
-        guard sequence == expected else {
-          throw EventStoreError.corruptedRecord(
-            sequence: expected, reason: "the event is missing (the next stored is \(sequence))")
-        }
-        let event = try RecordCodec.decode(cursor.value, sequence: sequence)
-        try apply(event, to: targets)
-        expected += 1
-        found = try cursor.move(.next)
-      }
-    }
-    guard expected == last + 1 else {
-      throw EventStoreError.corruptedRecord(sequence: expected, reason: "the event is missing")
-    }
-    return Int(last - first + 1)
+    try walk(from: first, through: last, in: txn, events: events) { try apply($0, to: targets) }
+    return first <= last ? Int(last - first + 1) : 0
   }
 
-  /// Reads and verifies events `first...last` in `txn`, checking the sequence is gap-free.
+  /// Reads events `first...last` in `txn` (see ``walk(from:through:in:events:_:)``) into an array.
   static func decode(
     from first: UInt64, through last: UInt64, in txn: Transaction, events: Database
   ) throws -> [RecordedEvent] {
-    guard first <= last else { return [] }
     var result: [RecordedEvent] = []
-    result.reserveCapacity(Int(last - first + 1))
-    var expected = first
-    try txn.withCursor(in: events) { cursor in
-      var found = try withUnsafeBytes(of: first) { try cursor.seek($0) }
-      while found {
-        let sequence = cursor.key.loadUnaligned(as: UInt64.self)
-        if sequence > last { break }
-        guard sequence == expected else {
-          throw EventStoreError.corruptedRecord(
-            sequence: expected, reason: "the event is missing (the next stored is \(sequence))")
-        }
-        result.append(try RecordCodec.decode(cursor.value, sequence: sequence))
-        expected += 1
-        found = try cursor.move(.next)
-      }
-    }
-    guard expected == last + 1 else {
-      throw EventStoreError.corruptedRecord(sequence: expected, reason: "the event is missing")
-    }
+    if first <= last { result.reserveCapacity(Int(last - first + 1)) }
+    try walk(from: first, through: last, in: txn, events: events) { result.append($0) }
     return result
   }
 
