@@ -14,20 +14,22 @@ public final class ProjectionState {
 
   /// The projection's name.
   public let projection: String
-  let backend: Backend
-  /// The tables in a small array: a linear search of a few names beats hashing a string on
-  /// every call of the replay's hot path.
+  /// The write transaction of the LMDB backend; `nil` for the in-memory one.
+  private let transaction: WriteTransaction?
+  /// The tables in small arrays: a linear search of a few names beats hashing a string on every
+  /// call of the replay's hot path.
   private let memoryTables: [MemoryTable]
   private let databases: [(name: String, database: Database)]
 
   init(projection: String, backend: Backend) {
     self.projection = projection
-    self.backend = backend
     switch backend {
-    case .lmdb(_, let databases):
+    case .lmdb(let txn, let databases):
+      self.transaction = txn
       self.databases = databases.map { (name: $0.key, database: $0.value) }
       self.memoryTables = []
     case .memory(let tables):
+      self.transaction = nil
       self.databases = []
       self.memoryTables = Array(tables.values)
     }
@@ -52,24 +54,22 @@ public final class ProjectionState {
   /// The value stored under `key` in `table`, or `nil`.
   /// - Complexity: O(log n) in LMDB, O(1) in memory.
   public func value(forKey key: [UInt8], in table: String) throws -> [UInt8]? {
-    switch backend {
-    case .lmdb(let txn, _):
+    if let txn = transaction {
       let database = try database(table)
       return try key.withUnsafeBytes { try txn.value(forKey: $0, in: database) }
-    case .memory:
+    } else {
       return try memoryTable(table).entries[MemoryTable.Key(key)]
     }
   }
 
   /// Stores `value` under `key` in `table`, replacing what was there.
   public func put(_ value: [UInt8], forKey key: [UInt8], in table: String) throws {
-    switch backend {
-    case .lmdb(let txn, _):
+    if let txn = transaction {
       let database = try database(table)
       try key.withUnsafeBytes { k in
         try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: database) }
       }
-    case .memory:
+    } else {
       try memoryTable(table).entries[MemoryTable.Key(key)] = value
     }
   }
@@ -78,11 +78,10 @@ public final class ProjectionState {
   /// - Returns: whether it was there.
   @discardableResult
   public func delete(forKey key: [UInt8], in table: String) throws -> Bool {
-    switch backend {
-    case .lmdb(let txn, _):
+    if let txn = transaction {
       let database = try database(table)
       return try key.withUnsafeBytes { try txn.delete(forKey: $0, in: database) }
-    case .memory:
+    } else {
       return try memoryTable(table).entries.removeValue(forKey: MemoryTable.Key(key)) != nil
     }
   }
