@@ -135,14 +135,6 @@ public final class EventStore: Sendable {
     }
   }
 
-  /// The projection named `name`.
-  func projection(named name: String) throws -> any Projection {
-    guard let projection = projections.first(where: { $0.name == name }) else {
-      throw EventStoreError.invalidProjection("no projection named '\(name)' is registered")
-    }
-    return projection
-  }
-
   /// Facts about the environment's storage.
   public struct StorageInfo: Sendable {
     /// The current map size in bytes.
