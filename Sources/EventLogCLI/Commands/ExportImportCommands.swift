@@ -114,10 +114,11 @@ struct ImportCommand: CLICommand {
     if file == "-" {
       data = context.console.readInput()
     } else {
-      guard let contents = FileManager.default.contents(atPath: file) else {
-        throw CommandFailure("cannot read '\(file)'")
+      do {
+        data = try Data(contentsOf: URL(fileURLWithPath: file))
+      } catch {
+        throw CommandFailure("cannot read '\(file)': \(error.localizedDescription)")
       }
-      data = contents
     }
     let text = String(decoding: data, as: UTF8.self)
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
