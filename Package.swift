@@ -22,10 +22,19 @@ let package = Package(
     ),
     // A thin, safe wrapper: environment, transactions, databases, cursors, LMDBError.
     .target(name: "LMDB", dependencies: ["CLMDB"]),
+    // libcurl's C API from the system library (Debian: libcurl4-openssl-dev). Only `HTTP` imports it.
+    .systemLibrary(
+      name: "CCurl",
+      path: "Sources/CCurl",
+      pkgConfig: "libcurl",
+      providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
+    ),
+    // A small HTTP GET client over libcurl with a hard body cap, timeouts and cancellation.
+    .target(name: "HTTP", dependencies: ["CCurl"]),
     // The generic event store: records, codec, append, reads, subscriptions, projections, replay.
     .target(name: "EventLog", dependencies: ["LMDB"]),
     // The restaurant-booking domain: models, events, projections, repositories, view models.
-    .target(name: "RestaurantBooking", dependencies: ["EventLog"]),
+    .target(name: "RestaurantBooking", dependencies: ["EventLog", "HTTP"]),
     // The command line: argument parsing and every command, as a library so tests can call it.
     .target(name: "EventLogCLI", dependencies: ["EventLog", "RestaurantBooking"]),
     // The composition root: creates the concrete repositories and runs the command line.
@@ -51,14 +60,19 @@ let package = Package(
     ),
     // Fuzz target for the record and payload decoders (built by .ci/fuzz with the fuzzer sanitizer).
     .executableTarget(name: "EventLogFuzz", dependencies: ["EventLog"], path: "Tests/Fuzz/EventLogFuzz"),
+    // Test support: a loopback HTTP server that answers what a test says, and can misbehave.
+    .target(name: "HTTPTestSupport", path: "Tests/Support/HTTPTestSupport"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+    .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),
     .testTarget(name: "EventLogTests", dependencies: ["EventLog", "LMDB"]),
-    .testTarget(name: "RestaurantBookingTests", dependencies: ["RestaurantBooking", "EventLog"]),
+    .testTarget(
+      name: "RestaurantBookingTests", dependencies: ["RestaurantBooking", "EventLog", "HTTPTestSupport"]),
     .testTarget(name: "EventLogCLITests", dependencies: ["EventLogCLI", "EventLog", "RestaurantBooking"]),
     // Crashes (kill -9), map growth and dead readers across processes, concurrency.
     .testTarget(name: "ReliabilityTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB"]),
     // Damage, hostile remotes, secrets and permissions, decoder fuzz regressions, model check.
-    .testTarget(name: "HardeningTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB"]),
+    .testTarget(
+      name: "HardeningTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB", "HTTPTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import HTTPTestSupport
 import RestaurantBooking
 import Testing
 
@@ -10,14 +11,14 @@ struct SecretsTests {
   /// A server that serves three restaurants to requests carrying `key` and answers every other
   /// request, and every request after `failAfter` requests, with a 401 whose message echoes the
   /// key it was sent (as a careless server might).
-  static func server(key: String) throws -> HostileHTTPServer {
+  static func server(key: String) throws -> LoopbackHTTPServer {
     var generator = SeededGenerator(seed: 5)
     let rows = [
       RemoteRestaurant(id: generator.uuid(), name: "Pasta Palace", cuisine: "Italian"),
       RemoteRestaurant(id: generator.uuid(), name: "Sushi Sensation", cuisine: "Japanese"),
       RemoteRestaurant(id: generator.uuid(), name: "Burger Bonanza", cuisine: "American"),
     ]
-    return try HostileHTTPServer.postgrest(rows) { request in
+    return try LoopbackHTTPServer.postgrest(rows) { request in
       if request.query["offset"] == "fail" || request.path.hasPrefix("/fail") {
         let sent = request.headers["apikey"] ?? ""
         return .json(

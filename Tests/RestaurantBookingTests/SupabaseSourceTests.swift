@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import HTTPTestSupport
 import Testing
 
 @testable import RestaurantBooking
@@ -9,7 +10,7 @@ struct SupabaseSourceTests {
   static let key = "test-anon-key-9f8e7d6c5b4a"
 
   func source(
-    _ server: TestHTTPServer, pageSize: Int = 1000, timeout: Duration = .seconds(10),
+    _ server: LoopbackHTTPServer, pageSize: Int = 1000, timeout: Duration = .seconds(10),
     maximumBytes: Int = 8 << 20
   ) -> SupabaseRestaurantSource {
     SupabaseRestaurantSource(
@@ -37,7 +38,7 @@ struct SupabaseSourceTests {
   @Test("2,500 rows arrive in pages of 1,000 with PostgREST's query and headers")
   func paging() async throws {
     let rows = catalog(2_500)
-    let server = try TestHTTPServer.postgrest(rows)
+    let server = try LoopbackHTTPServer.postgrest(rows)
     defer { server.stop() }
     let dir = TemporaryDirectory()
     let store = try makeStore(dir)
@@ -66,7 +67,7 @@ struct SupabaseSourceTests {
 
   @Test("an exact multiple of the page size ends with an empty page")
   func exactMultiple() async throws {
-    let server = try TestHTTPServer.postgrest(catalog(20))
+    let server = try LoopbackHTTPServer.postgrest(catalog(20))
     defer { server.stop() }
     #expect(try await source(server, pageSize: 10).fetchAll().count == 20)
     #expect(server.requests.map { $0.query["offset"] } == ["0", "10", "20"])
@@ -85,7 +86,7 @@ struct SupabaseSourceTests {
   @Test("401 and 500 fail with the status and PostgREST's message", arguments: [401, 500])
   func httpErrors(status: Int) async throws {
     let message = status == 401 ? "JWT expired" : "database is unavailable"
-    let server = try TestHTTPServer.postgrest(catalog(10)) { _ in
+    let server = try LoopbackHTTPServer.postgrest(catalog(10)) { _ in
       .postgrestError(status, code: status == 401 ? "PGRST301" : "XX000", message: message)
     }
     defer { server.stop() }
@@ -96,7 +97,7 @@ struct SupabaseSourceTests {
 
   @Test("a server echoing the key in its message has it redacted")
   func echoedKey() async throws {
-    let server = try TestHTTPServer.postgrest([]) { request in
+    let server = try LoopbackHTTPServer.postgrest([]) { request in
       .postgrestError(401, code: "PGRST301", message: "bad key \(request.headers["apikey"] ?? "")")
     }
     defer { server.stop() }
@@ -106,7 +107,7 @@ struct SupabaseSourceTests {
 
   @Test("a failure on the second page appends nothing")
   func secondPageFails() async throws {
-    let server = try TestHTTPServer.postgrest(catalog(2_500)) { request in
+    let server = try LoopbackHTTPServer.postgrest(catalog(2_500)) { request in
       request.query["offset"] == "1000" ? .postgrestError(500, code: "XX000", message: "boom") : nil
     }
     defer { server.stop() }
@@ -117,8 +118,8 @@ struct SupabaseSourceTests {
 
   @Test("malformed JSON fails naming the page")
   func malformed() async throws {
-    let server = try TestHTTPServer.postgrest(catalog(1_500)) { request in
-      request.query["offset"] == "1000" ? .init(json: #"[{"id": "#) : nil
+    let server = try LoopbackHTTPServer.postgrest(catalog(1_500)) { request in
+      request.query["offset"] == "1000" ? .json(#"[{"id": "#) : nil
     }
     defer { server.stop() }
     let error = try await expectFailure(source(server))
@@ -147,7 +148,7 @@ struct SupabaseSourceTests {
       ),
     ])
   func invalidField(body: String, field: String, reason: String) async throws {
-    let server = try TestHTTPServer.postgrest([]) { _ in .init(json: body) }
+    let server = try LoopbackHTTPServer.postgrest([]) { _ in .json(body) }
     defer { server.stop() }
     let error = try await expectFailure(source(server))
     #expect(
@@ -157,9 +158,9 @@ struct SupabaseSourceTests {
 
   @Test("a row on a later page is named by its index in the snapshot")
   func rowIndexAcrossPages() async throws {
-    let server = try TestHTTPServer.postgrest(catalog(15)) { request in
+    let server = try LoopbackHTTPServer.postgrest(catalog(15)) { request in
       request.query["offset"] == "10"
-        ? .init(json: #"[{"id":"00000000-0000-4000-8000-0000000000aa","name":"","cuisine":"Thai"}]"#) : nil
+        ? .json(#"[{"id":"00000000-0000-4000-8000-0000000000aa","name":"","cuisine":"Thai"}]"#) : nil
     }
     defer { server.stop() }
     let error = try await expectFailure(source(server, pageSize: 10))
@@ -174,7 +175,7 @@ struct SupabaseSourceTests {
   func duplicate() async throws {
     var rows = catalog(15)
     rows[12].id = rows[3].id
-    let server = try TestHTTPServer.postgrest(rows)
+    let server = try LoopbackHTTPServer.postgrest(rows)
     defer { server.stop() }
     let error = try await expectFailure(source(server, pageSize: 10))
     #expect(error == .duplicateID(rows[3].id, index: 12, firstIndex: 3))
@@ -182,7 +183,7 @@ struct SupabaseSourceTests {
 
   @Test("a server too slow for the timeout fails with a timeout")
   func timeout() async throws {
-    let server = try TestHTTPServer.postgrest(catalog(3)) { _ in .init(json: "[]", delay: .seconds(5)) }
+    let server = try LoopbackHTTPServer.postgrest(catalog(3)) { _ in .delayed(.seconds(5), .json("[]")) }
     defer { server.stop() }
     let clock = ContinuousClock()
     let start = clock.now
@@ -200,10 +201,9 @@ struct SupabaseSourceTests {
   @Test("a body over the cap fails", arguments: [true, false])
   func tooLarge(withLength: Bool) async throws {
     let big = Array(try body(catalog(2_000)))
-    let server = try TestHTTPServer.postgrest([]) { _ in
-      var response = TestHTTPServer.Response(body: big)
-      response.sendsLength = withLength
-      return response
+    let server = try LoopbackHTTPServer.postgrest([]) { _ in
+      .respond(
+        status: 200, headers: [("Content-Type", "application/json")], body: big, sendsLength: withLength)
     }
     defer { server.stop() }
     let error = try await expectFailure(source(server, maximumBytes: 10_000))
@@ -238,8 +238,8 @@ struct SupabaseSourceTests {
 
   @Test("a redirect to a non-loopback http URL is refused, and not followed")
   func redirect() async throws {
-    let server = try TestHTTPServer.postgrest(catalog(3)) { _ in
-      .init(
+    let server = try LoopbackHTTPServer.postgrest(catalog(3)) { _ in
+      .respond(
         status: 302, headers: [("Location", "http://192.0.2.1:9/rest/v1/restaurants")], body: [])
     }
     defer { server.stop() }
@@ -250,9 +250,9 @@ struct SupabaseSourceTests {
 
   @Test("a redirect to another host is refused, so the key stays on its host")
   func redirectOffHost() async throws {
-    let server = try TestHTTPServer.postgrest(catalog(3)) { request in
+    let server = try LoopbackHTTPServer.postgrest(catalog(3)) { request in
       request.path == "/rest/v1/restaurants"
-        ? .init(
+        ? .respond(
           status: 302,
           headers: [
             (
@@ -260,7 +260,7 @@ struct SupabaseSourceTests {
               "http://localhost:\(request.headers["host"]?.split(separator: ":").last ?? "")/elsewhere"
             )
           ], body: [])
-        : .init(json: "[]")
+        : .json("[]")
     }
     defer { server.stop() }
     let error = try await expectFailure(source(server, timeout: .seconds(3)))
@@ -271,9 +271,9 @@ struct SupabaseSourceTests {
   @Test("a redirect on the same host is followed")
   func redirectSameHost() async throws {
     let rows = catalog(3)
-    let server = try TestHTTPServer.postgrest(rows) { request in
+    let server = try LoopbackHTTPServer.postgrest(rows) { request in
       request.path == "/old/rest/v1/restaurants"
-        ? .init(
+        ? .respond(
           status: 302,
           headers: [
             (

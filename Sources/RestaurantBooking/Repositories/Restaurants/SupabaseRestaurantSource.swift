@@ -1,11 +1,7 @@
 import Foundation
-import Synchronization
+import HTTP
 
-#if canImport(FoundationNetworking)
-  import FoundationNetworking
-#endif
-
-/// The restaurant catalog from Supabase's PostgREST API, over `URLSession`.
+/// The restaurant catalog from Supabase's PostgREST API, over ``HTTPClient`` (libcurl).
 ///
 /// Sends `GET {baseURL}/rest/v1/restaurants?select=id,name,cuisine&order=id.asc&limit=L&offset=O`
 /// with `apikey`, `Authorization: Bearer` and `Accept: application/json`, page by page until a
@@ -16,9 +12,12 @@ import Synchronization
 /// - `http://` only for loopback hosts (127.0.0.0/8, `::1`, `localhost`); `https://` otherwise.
 /// - Redirects are followed only to the same host and only when the target passes the same rule,
 ///   so the key never leaves the host it was meant for.
-/// - Each page must arrive within `timeout`, and be at most `maximumResponseBytes`.
-/// - The key is sent in headers only, never in a URL, an error, a description or an event; the
-///   session is ephemeral (no cache, no cookies).
+/// - Each page must arrive within `timeout`, and be at most `maximumResponseBytes`: a larger
+///   body is refused at its `Content-Length`, or at the first byte past the cap, so memory stays
+///   bounded whatever the server sends.
+/// - The key is sent in headers only, never in a URL, an error, a description or an event; no
+///   cache and no cookies are kept.
+/// - Loopback requests ignore the proxy environment variables.
 public struct SupabaseRestaurantSource: RestaurantSource, CustomStringConvertible, CustomReflectable {
   /// The project's base URL, for example `https://xyz.supabase.co`.
   public let baseURL: URL
@@ -98,49 +97,49 @@ public struct SupabaseRestaurantSource: RestaurantSource, CustomStringConvertibl
     Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
   }
 
-  private func fetchPage(offset: Int) async throws -> Data {
-    var request = URLRequest(url: pageURL(offset: offset))
-    request.httpMethod = "GET"
-    // FoundationNetworking rounds its timeouts down to whole seconds (0.5 s would fail at once),
-    // so they are only a backstop; a watchdog enforces `timeout` itself.
-    let backstop = (timeoutSeconds.rounded(.up)) + 1
-    request.timeoutInterval = backstop
-    request.cachePolicy = .reloadIgnoringLocalCacheData
-    request.setValue(apiKey, forHTTPHeaderField: "apikey")
-    request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization")
-    request.setValue("application/json", forHTTPHeaderField: "Accept")
+  /// The most redirects followed for one page.
+  static let maximumRedirects = 10
 
-    let configuration = URLSessionConfiguration.ephemeral
-    configuration.timeoutIntervalForRequest = backstop
-    configuration.timeoutIntervalForResource = backstop
-    configuration.urlCache = nil
-    configuration.httpCookieStorage = nil
-    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
-    let loader = PageLoader(limit: maximumResponseBytes, host: baseURL.host?.lowercased(), offset: offset)
-    let session = URLSession(configuration: configuration, delegate: loader, delegateQueue: nil)
-    defer { session.invalidateAndCancel() }
-    let task = session.dataTask(with: request)
-    let watchdog = Task { [timeout, timeoutSeconds] in
-      try await Task.sleep(for: timeout)
-      loader.refuse(.timeout(seconds: timeoutSeconds, offset: offset), task)
-    }
-    defer { watchdog.cancel() }
-    let outcome = await withTaskCancellationHandler {
-      await loader.run(task)
-    } onCancel: {
-      task.cancel()
-    }
-    switch outcome {
-    case .success(let status, let body):
-      guard (200..<300).contains(status) else {
-        throw RestaurantSyncError.httpStatus(status, message: errorMessage(in: body), offset: offset)
+  /// Fetches the body of the page at `offset`, following same-host redirects that pass
+  /// ``checkAllowed(_:)``.
+  private func fetchPage(offset: Int) async throws -> Data {
+    var url = pageURL(offset: offset)
+    let host = baseURL.host?.lowercased()
+    var redirects = 0
+    while true {
+      let request = HTTPRequest(
+        url: url,
+        headers: [
+          HTTPHeader("apikey", apiKey), HTTPHeader("Authorization", "Bearer \(apiKey)"),
+          HTTPHeader("Accept", "application/json"),
+        ],
+        timeout: timeout, maximumBodyBytes: maximumResponseBytes,
+        usesEnvironmentProxy: !Self.isLoopback(url.host ?? ""))
+      let response: HTTPResponse
+      do {
+        response = try await HTTPClient.get(request)
+      } catch {
+        throw try map(error, offset: offset)
       }
-      return body
-    case .refused(let error):
-      throw error
-    case .failed(let error):
-      try Task.checkCancellation()
-      throw map(error, offset: offset)
+      if (300..<400).contains(response.status), let target = response.redirectURL {
+        // Followed only to the same host and only when the target passes the same rule, so the
+        // key never leaves the host it was meant for.
+        guard target.host?.lowercased() == host, (try? Self.checkAllowed(target)) != nil else {
+          throw RestaurantSyncError.redirectRefused(to: Self.redacted(target))
+        }
+        redirects += 1
+        guard redirects <= Self.maximumRedirects else {
+          throw RestaurantSyncError.transport(
+            reason: "more than \(Self.maximumRedirects) redirects", offset: offset)
+        }
+        url = target
+        continue
+      }
+      guard (200..<300).contains(response.status) else {
+        throw RestaurantSyncError.httpStatus(
+          response.status, message: errorMessage(in: response.body), offset: offset)
+      }
+      return response.body
     }
   }
 
@@ -166,17 +165,14 @@ public struct SupabaseRestaurantSource: RestaurantSource, CustomStringConvertibl
     return text.replacingOccurrences(of: apiKey, with: "[redacted]")
   }
 
-  private func map(_ error: any Error, offset: Int) -> RestaurantSyncError {
-    if let error = error as? URLError {
-      switch error.code {
-      case .timedOut: return .timeout(seconds: timeoutSeconds, offset: offset)
-      default:
-        return .transport(
-          reason: redactKey("\(error.code.rawValue) \(error.localizedDescription)"), offset: offset)
-      }
+  /// The sync error for a failed exchange; a cancelled one throws `CancellationError`.
+  private func map(_ error: HTTPError, offset: Int) throws -> RestaurantSyncError {
+    switch error {
+    case .bodyTooLarge: return .responseTooLarge(limit: maximumResponseBytes, offset: offset)
+    case .timedOut: return .timeout(seconds: timeoutSeconds, offset: offset)
+    case .cancelled: throw CancellationError()
+    case .invalidRequest, .transport: return .transport(reason: redactKey(error.description), offset: offset)
     }
-    let reason = redactKey((error as NSError).localizedDescription)
-    return .transport(reason: reason, offset: offset)
   }
 
   /// Throws unless `url` is `https`, or `http` on a loopback host.
@@ -221,109 +217,5 @@ public struct SupabaseRestaurantSource: RestaurantSource, CustomStringConvertibl
     components.query = nil
     components.fragment = nil
     return components.string ?? "(URL)"
-  }
-}
-
-/// Loads one page: collects the body up to a limit, vets redirects, and reports the outcome once.
-private final class PageLoader: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-  // @unchecked Sendable: every mutable field is inside `state`, a Mutex; URLSession calls the
-  // delegate methods on its own queue and `run` on the caller's.
-  enum Outcome: Sendable {
-    case success(status: Int, body: Data)
-    case refused(RestaurantSyncError)
-    case failed(any Error)
-  }
-
-  private struct State {
-    var body = Data()
-    var status = 0
-    var refusal: RestaurantSyncError?
-    var continuation: CheckedContinuation<Outcome, Never>?
-  }
-
-  private let limit: Int
-  private let host: String?
-  private let offset: Int
-  private let state = Mutex(State())
-
-  init(limit: Int, host: String?, offset: Int) {
-    self.limit = limit
-    self.host = host
-    self.offset = offset
-  }
-
-  func run(_ task: URLSessionDataTask) async -> Outcome {
-    await withCheckedContinuation { continuation in
-      state.withLock { $0.continuation = continuation }
-      task.resume()
-    }
-  }
-
-  /// Records why the page is refused; the task then completes with it.
-  private func record(_ error: RestaurantSyncError) {
-    state.withLock { if $0.refusal == nil { $0.refusal = error } }
-  }
-
-  /// Records why the page is refused and cancels its task.
-  func refuse(_ error: RestaurantSyncError, _ task: URLSessionTask) {
-    record(error)
-    task.cancel()
-  }
-
-  func urlSession(
-    _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
-  ) {
-    if response.expectedContentLength > Int64(limit) {
-      refuse(.responseTooLarge(limit: limit, offset: offset), dataTask)
-      completionHandler(.cancel)
-      return
-    }
-    state.withLock { $0.status = (response as? HTTPURLResponse)?.statusCode ?? 0 }
-    completionHandler(.allow)
-  }
-
-  func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-    let tooLarge = state.withLock { state -> Bool in
-      guard state.refusal == nil else { return false }
-      state.body.append(data)
-      return state.body.count > limit
-    }
-    if tooLarge { refuse(.responseTooLarge(limit: limit, offset: offset), dataTask) }
-  }
-
-  func urlSession(
-    _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
-  ) {
-    guard let url = request.url else {
-      completionHandler(nil)
-      return
-    }
-    let sameHost = url.host?.lowercased() == host
-    if sameHost, (try? SupabaseRestaurantSource.checkAllowed(url)) != nil {
-      completionHandler(request)
-    } else {
-      // Not followed: the redirect response completes the task (cancelling here would upset
-      // FoundationNetworking's redirect state machine).
-      record(.redirectRefused(to: SupabaseRestaurantSource.redacted(url)))
-      completionHandler(nil)
-    }
-  }
-
-  func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-    let (continuation, outcome) = state.withLock { state -> (CheckedContinuation<Outcome, Never>?, Outcome) in
-      let outcome: Outcome
-      if let refusal = state.refusal {
-        outcome = .refused(refusal)
-      } else if let error {
-        outcome = .failed(error)
-      } else {
-        outcome = .success(status: state.status, body: state.body)
-      }
-      defer { state.continuation = nil }
-      return (state.continuation, outcome)
-    }
-    continuation?.resume(returning: outcome)
   }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import RestaurantBooking
 import Synchronization
 
 #if canImport(Glibc)
@@ -8,28 +7,33 @@ import Synchronization
   import Darwin
 #endif
 
-/// A small HTTP/1.1 server on a loopback address (127.0.0.1 by default; any 127.x.y.z on Linux), on
-/// an ephemeral port, that can misbehave: endless bodies, bodies cut short, redirects.
+/// A small HTTP/1.1 server for tests, on a loopback address (127.0.0.1 by default; any 127.x.y.z on
+/// Linux) and an ephemeral port, that answers what its handler says and can misbehave: slow
+/// answers, endless bodies, bodies cut short, redirects.
 ///
-/// Adapted from `Tests/RestaurantBookingTests/TestHTTPServer.swift`. Bounded: at most
+/// Shared by the HTTP client's, the Supabase source's and the hardening tests. Bounded: at most
 /// `maximumConnections` connections, a `lifetime`, request heads of at most 64 KiB, one request per
 /// connection. It never connects anywhere; it counts the connections it accepted and the body
 /// bytes it sent.
-final class HostileHTTPServer: @unchecked Sendable {
+public final class LoopbackHTTPServer: @unchecked Sendable {
   // @unchecked Sendable: the socket is closed once (guarded by `stopped`); the counters and
   // recorded requests are atomics and a Mutex.
 
-  struct Request: Sendable {
-    var method: String
-    var path: String
-    var query: [String: String]
-    var headers: [String: String]
+  /// A request as the server parsed it: header names lower-cased.
+  public struct Request: Sendable {
+    public var method: String
+    public var path: String
+    public var query: [String: String]
+    public var headers: [String: String]
   }
 
   /// What to answer.
-  enum Reply: Sendable {
-    /// A complete response (with `Content-Length`).
-    case respond(status: Int, headers: [(String, String)], body: [UInt8])
+  public indirect enum Reply: Sendable {
+    /// A complete response, with a `Content-Length` unless `sendsLength` is false (the end is then
+    /// the connection's close).
+    case respond(status: Int, headers: [(String, String)], body: [UInt8], sendsLength: Bool = true)
+    /// `reply`, after waiting `delay` before sending anything.
+    case delayed(Duration, Reply)
     /// A 200 whose body repeats `chunk` until `total` bytes were sent or the client goes away; no
     /// `Content-Length` (or a false one, `declaredLength`), the end is the connection's close.
     case endless(chunk: [UInt8], total: Int, declaredLength: Int?)
@@ -41,19 +45,19 @@ final class HostileHTTPServer: @unchecked Sendable {
     /// last chunk.
     case chunkedCutShort(prefix: [UInt8])
 
-    static func json(_ text: String, status: Int = 200) -> Reply {
+    public static func json(_ text: String, status: Int = 200) -> Reply {
       .respond(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
     }
 
-    static func redirect(to location: String, status: Int = 302) -> Reply {
+    public static func redirect(to location: String, status: Int = 302) -> Reply {
       .respond(status: status, headers: [("Location", location)], body: [])
     }
   }
 
-  typealias Handler = @Sendable (Request) -> Reply
+  public typealias Handler = @Sendable (Request) -> Reply
 
-  let host: String
-  let port: UInt16
+  public let host: String
+  public let port: UInt16
   private let socket: Int32
   private let handler: Handler
   private let maximumConnections: Int
@@ -63,14 +67,20 @@ final class HostileHTTPServer: @unchecked Sendable {
   private let sentBodyBytes = Atomic<Int>(0)
   private let recorded = Mutex<[Request]>([])
 
-  var baseURL: URL { URL(string: "http://\(host):\(port)")! }
-  var requests: [Request] { recorded.withLock { $0 } }
+  /// `http://host:port`.
+  public var baseURL: URL {
+    guard let url = URL(string: "http://\(host):\(port)") else { preconditionFailure("bad host \(host)") }
+    return url
+  }
+  /// The requests received so far, in order.
+  public var requests: [Request] { recorded.withLock { $0 } }
   /// Connections accepted so far.
-  var connections: Int { accepted.load(ordering: .sequentiallyConsistent) }
+  public var connections: Int { accepted.load(ordering: .sequentiallyConsistent) }
   /// Body bytes written to clients so far.
-  var bodyBytesSent: Int { sentBodyBytes.load(ordering: .sequentiallyConsistent) }
+  public var bodyBytesSent: Int { sentBodyBytes.load(ordering: .sequentiallyConsistent) }
 
-  init(
+  /// Starts listening.
+  public init(
     host: String = "127.0.0.1", maximumConnections: Int = 64, lifetime: Duration = .seconds(120),
     handler: @escaping Handler
   ) throws {
@@ -109,7 +119,8 @@ final class HostileHTTPServer: @unchecked Sendable {
     thread.start()
   }
 
-  func stop() {
+  /// Stops accepting; connections in progress end with their handler.
+  public func stop() {
     if stopped.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
       shutdown(socket, Int32(SHUT_RDWR))
       close(socket)
@@ -148,15 +159,24 @@ final class HostileHTTPServer: @unchecked Sendable {
       let count = recv(connection, &buffer, buffer.count, 0)
       guard count > 0 else { return }
       head.append(contentsOf: buffer[0..<count])
-      if occurrences(of: [13, 10, 13, 10], in: head).first != nil { break }
+      if Self.endsHead(head) { break }
     }
     guard let request = Self.parse(String(decoding: head, as: UTF8.self)) else { return }
     recorded.withLock { $0.append(request) }
-    switch handler(request) {
-    case .respond(let status, let headers, let body):
+    answer(handler(request), on: connection)
+  }
+
+  private func answer(_ reply: Reply, on connection: Int32) {
+    switch reply {
+    case .delayed(let delay, let reply):
+      let end = ContinuousClock.now + delay
+      while ContinuousClock.now < end && !stopped.load(ordering: .sequentiallyConsistent) { usleep(10_000) }
+      answer(reply, on: connection)
+    case .respond(let status, let headers, let body, let sendsLength):
       var text = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
       for (name, value) in headers { text += "\(name): \(value)\r\n" }
-      text += "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n"
+      if sendsLength { text += "Content-Length: \(body.count)\r\n" }
+      text += "Connection: close\r\n\r\n"
       _ = send(connection, Array(text.utf8))
       _ = send(connection, body, counted: true)
     case .endless(let chunk, let total, let declaredLength):
@@ -194,11 +214,12 @@ final class HostileHTTPServer: @unchecked Sendable {
   private func send(_ connection: Int32, _ bytes: [UInt8], counted: Bool = false) -> Bool {
     var sent = 0
     while sent < bytes.count {
-      let count = bytes.withUnsafeBytes { buffer in
+      let count = bytes.withUnsafeBytes { buffer -> Int in
+        guard let base = buffer.baseAddress else { return 0 }
         #if canImport(Glibc)
-          Glibc.send(connection, buffer.baseAddress! + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
+          return Glibc.send(connection, base + sent, bytes.count - sent, Int32(MSG_NOSIGNAL))
         #else
-          Darwin.send(connection, buffer.baseAddress! + sent, bytes.count - sent, 0)
+          return Darwin.send(connection, base + sent, bytes.count - sent, 0)
         #endif
       }
       guard count > 0 else { return false }
@@ -206,6 +227,15 @@ final class HostileHTTPServer: @unchecked Sendable {
       if counted { sentBodyBytes.add(count, ordering: .sequentiallyConsistent) }
     }
     return true
+  }
+
+  private static func endsHead(_ bytes: [UInt8]) -> Bool {
+    guard bytes.count >= 4 else { return false }
+    for index in 0...(bytes.count - 4)
+    where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
+      return true
+    }
+    return false
   }
 
   private static func parse(_ text: String) -> Request? {
@@ -231,37 +261,10 @@ final class HostileHTTPServer: @unchecked Sendable {
     case 301: "Moved Permanently"
     case 302: "Found"
     case 307: "Temporary Redirect"
+    case 404: "Not Found"
     case 401: "Unauthorized"
     case 500: "Internal Server Error"
     default: "Status"
     }
   }
-}
-
-extension HostileHTTPServer {
-  /// A PostgREST-like server of `rows` (by `limit` and `offset`), unless `override` answers.
-  static func postgrest(
-    _ rows: [RemoteRestaurant], host: String = "127.0.0.1", override: (@Sendable (Request) -> Reply?)? = nil
-  ) throws -> HostileHTTPServer {
-    try HostileHTTPServer(host: host) { request in
-      if let reply = override?(request) { return reply }
-      guard request.path == "/rest/v1/restaurants" else {
-        return .json(#"{"code":"PGRST125","message":"Invalid path"}"#, status: 404)
-      }
-      let limit = Int(request.query["limit"] ?? "") ?? rows.count
-      let offset = Int(request.query["offset"] ?? "") ?? 0
-      return .json(restaurantsJSON(Array(rows.dropFirst(offset).prefix(limit))))
-    }
-  }
-}
-
-/// A PostgREST body of `rows`.
-func restaurantsJSON(_ rows: [RemoteRestaurant]) -> String {
-  struct Wire: Encodable {
-    var id: String
-    var name: String
-    var cuisine: String
-  }
-  let wire = rows.map { Wire(id: $0.id.uuidString.lowercased(), name: $0.name, cuisine: $0.cuisine) }
-  return String(decoding: (try? JSONEncoder().encode(wire)) ?? Data("[]".utf8), as: UTF8.self)
 }

@@ -1,0 +1,24 @@
+/// Why an ``HTTPClient`` exchange produced no response. Never contains a request header.
+public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
+  /// The body was larger than the request's `maximumBodyBytes` (declared or as it arrived).
+  case bodyTooLarge(limit: Int)
+  /// The exchange took longer than the request's `timeout`.
+  case timedOut
+  /// The calling task was cancelled.
+  case cancelled
+  /// The request cannot be sent as given: the reason names the part at fault.
+  case invalidRequest(String)
+  /// The connection or the protocol failed: libcurl's code and message (for example a refused
+  /// connection, a TLS failure, or a body cut short).
+  case transport(code: Int, message: String)
+
+  public var description: String {
+    switch self {
+    case .bodyTooLarge(let limit): "the response body is larger than \(limit) bytes"
+    case .timedOut: "the request timed out"
+    case .cancelled: "the request was cancelled"
+    case .invalidRequest(let reason): "invalid request: \(reason)"
+    case .transport(let code, let message): "\(message) (curl \(code))"
+    }
+  }
+}
