@@ -163,8 +163,10 @@ struct HTTPClientTests {
     let cut = try await #require(throws: HTTPError.self) {
       try await HTTPClient.get(HTTPRequest(url: short.baseURL, usesEnvironmentProxy: false))
     }
-    guard case .transport(18, _) = cut else {
-      Issue.record("expected CURLE_PARTIAL_FILE (18), got \(cut)")
+    // Usually CURLE_PARTIAL_FILE (18); what matters is that a body cut short is an error, never a
+    // response holding the part that arrived.
+    guard case .transport = cut else {
+      Issue.record("expected a transport error, got \(cut)")
       return
     }
   }
