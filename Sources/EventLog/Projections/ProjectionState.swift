@@ -58,7 +58,7 @@ public final class ProjectionState {
       let database = try database(table)
       return try key.withUnsafeBytes { try txn.value(forKey: $0, in: database) }
     } else {
-      return try memoryTable(table).entries[MemoryTable.Key(key)]
+      return try memoryTable(table).value(forKey: key)
     }
   }
 
@@ -70,7 +70,7 @@ public final class ProjectionState {
         try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: database) }
       }
     } else {
-      try memoryTable(table).entries[MemoryTable.Key(key)] = value
+      try memoryTable(table).setValue(value, forKey: key)
     }
   }
 
@@ -82,7 +82,7 @@ public final class ProjectionState {
       let database = try database(table)
       return try key.withUnsafeBytes { try txn.delete(forKey: $0, in: database) }
     } else {
-      return try memoryTable(table).entries.removeValue(forKey: MemoryTable.Key(key)) != nil
+      return try memoryTable(table).removeValue(forKey: key)
     }
   }
 

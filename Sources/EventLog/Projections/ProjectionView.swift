@@ -33,7 +33,7 @@ public final class ProjectionView {
       return try storage { try key.withUnsafeBytes { try txn.value(forKey: $0, in: database) } }
     case .memory(let tables):
       guard let memory = tables[table] else { throw unknown(table) }
-      return memory.entries[MemoryTable.Key(key)]
+      return memory.value(forKey: key)
     }
   }
 
@@ -94,7 +94,7 @@ public final class ProjectionView {
       return try storage { try txn.count(in: database) }
     case .memory(let tables):
       guard let memory = tables[table] else { throw unknown(table) }
-      return memory.entries.count
+      return memory.count
     }
   }
 }

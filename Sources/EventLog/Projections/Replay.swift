@@ -89,13 +89,13 @@ extension EventStore {
       targets.append(target)
       tables[projection.name] = memory
     }
-    // Size the tables for the live projections' entry counts: growing a dictionary rehashes it.
+    // Size the tables for the live projections' entry counts: growing a table moves every entry.
     try storage {
       try environment.read { txn in
         for (projection, memory) in tables {
           for (name, table) in memory {
             guard let database = projectionDatabases[projection]?[name] else { continue }
-            table.entries.reserveCapacity(try txn.count(in: database))
+            table.reserveCapacity(try txn.count(in: database))
           }
         }
       }
