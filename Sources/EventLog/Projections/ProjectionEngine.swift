@@ -9,14 +9,16 @@ enum ProjectionEngine {
   /// Applies one event to every target, naming the projection and event on failure.
   @inline(__always)
   static func apply(_ event: RecordedEvent, to targets: [Target]) throws {
-    for target in targets {
-      do {
-        try target.projection.apply(event, to: target.state)
-      } catch let error as LMDBError {
-        throw error  // let the environment see map-full and grow
-      } catch {
-        throw EventStoreError.projectionFailed(
-          projection: target.projection.name, sequence: event.sequence, reason: "\(error)")
+    try targets.withUnsafeBufferPointer { targets in
+      for index in targets.indices {
+        do {
+          try targets[index].projection.apply(event, to: targets[index].state)
+        } catch let error as LMDBError {
+          throw error  // let the environment see map-full and grow
+        } catch {
+          throw EventStoreError.projectionFailed(
+            projection: targets[index].projection.name, sequence: event.sequence, reason: "\(error)")
+        }
       }
     }
   }

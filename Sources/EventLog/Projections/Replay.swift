@@ -109,6 +109,9 @@ extension EventStore {
     Thread.detachNewThread {
       var next: UInt64 = 1
       while next <= last && !pipeline.isCancelled {
+        // Folded chunks come back to be freed here, where they were allocated: the folding thread
+        // (the slower stage) is spared the releases and the frees.
+        pipeline.freeSpentChunks()
         let end = min(last, next + chunk - 1)
         let from = next
         let decoded = Result {
@@ -129,10 +132,13 @@ extension EventStore {
       while folded < last {
         let chunkEvents = try pipeline.take().get()
         guard !chunkEvents.isEmpty else { break }
-        for event in chunkEvents {
-          try ProjectionEngine.apply(event, to: targets)
+        // Borrowed through the buffer: iterating the array would copy (retain and release) each
+        // event's strings and payload.
+        try chunkEvents.withUnsafeBufferPointer { events in
+          for index in events.indices { try ProjectionEngine.apply(events[index], to: targets) }
         }
         folded += UInt64(chunkEvents.count)
+        pipeline.recycle(chunkEvents)
         progress?(ProgressReport(completed: folded, total: last, elapsed: clock.now - start))
       }
     } catch {
@@ -225,6 +231,7 @@ private final class ReplayBox: @unchecked Sendable {
 /// A bounded hand-over of decoded chunks from replay's reader thread to the folding thread.
 private final class ReplayPipeline: Sendable {
   private let items = Mutex<(queue: [Result<[RecordedEvent], any Error>], cancelled: Bool)>(([], false))
+  private let spent = Mutex<[[RecordedEvent]]>([])
   private let filled = DispatchSemaphore(value: 0)
   private let free: DispatchSemaphore
 
@@ -251,6 +258,20 @@ private final class ReplayPipeline: Sendable {
     let chunk = items.withLock { $0.queue.removeFirst() }
     free.signal()
     return chunk
+  }
+
+  /// Hands a folded chunk back, to be freed by the reader.
+  func recycle(_ chunk: [RecordedEvent]) {
+    spent.withLock { $0.append(chunk) }
+  }
+
+  /// Frees the chunks handed back, on the calling thread.
+  func freeSpentChunks() {
+    let chunks = spent.withLock { spent in
+      defer { spent.removeAll(keepingCapacity: true) }
+      return spent
+    }
+    _ = consume chunks
   }
 
   /// Stops the reader: it ends at its next chunk, and a waiting hand-over is released.
