@@ -32,9 +32,10 @@ public struct BookingsProjection: Projection {
     case BookingDeleted.eventType:
       let deleted = try event.decode(BookingDeleted.self)
       let key = ProjectionKeys.id(deleted.bookingID)
-      if let row = try state.value(forKey: key, in: Self.byID).map(BookingRow.init) {
+      if let stored = try state.value(forKey: key, in: Self.byID) {
+        let dateKey = try BookingRow.dateKey(of: stored)
         try state.delete(forKey: key, in: Self.byID)
-        try state.delete(forKey: ProjectionKeys.date(row.date, id: row.id), in: Self.byDate)
+        try state.delete(forKey: dateKey, in: Self.byDate)
       }
     default:
       break
