@@ -11,130 +11,146 @@
 /// advance. The load factor stays at or below one half.
 final class MemoryTable {
   let name: String
-  /// Each slot's key hash with its lowest bit set; 0 marks an empty slot.
-  private var hashes: [UInt64]
-  private var keys: [[UInt8]]
-  private var values: [[UInt8]]
-  /// `hashes.count - 1`; the capacity is a power of two.
-  private var mask: Int
-  /// The number of entries.
-  private(set) var count = 0
+  /// One stored property, so that each operation pays for one dynamic exclusivity check, not one
+  /// per array it touches.
+  private var storage = Storage()
 
-  init(name: String) {
-    self.name = name
-    hashes = [UInt64](repeating: 0, count: 16)
-    keys = [[UInt8]](repeating: [], count: 16)
-    values = [[UInt8]](repeating: [], count: 16)
-    mask = 15
-  }
+  init(name: String) { self.name = name }
+
+  /// The number of entries.
+  var count: Int { storage.count }
 
   /// Makes room for `capacity` entries without growing.
-  func reserveCapacity(_ capacity: Int) {
-    var slots = hashes.count
-    while capacity * 2 > slots { slots *= 2 }
-    if slots > hashes.count { resize(to: slots) }
-  }
+  func reserveCapacity(_ capacity: Int) { storage.reserveCapacity(capacity) }
 
   /// The value stored under `key`, or `nil`.
   /// - Complexity: O(1) on average.
-  func value(forKey key: [UInt8]) -> [UInt8]? {
-    switch find(key, hash: Self.hash(key)) {
-    case .found(let index): return values[index]
-    case .vacant: return nil
-    }
-  }
+  func value(forKey key: [UInt8]) -> [UInt8]? { storage.value(forKey: key) }
 
   /// Stores `value` under `key`, replacing what was there.
   /// - Complexity: O(1) on average.
-  func setValue(_ value: [UInt8], forKey key: [UInt8]) {
-    let hash = Self.hash(key)
-    switch find(key, hash: hash) {
-    case .found(let index):
-      values[index] = value
-    case .vacant(var index):
-      if (count + 1) * 2 > hashes.count {
-        resize(to: hashes.count * 2)
-        guard case .vacant(let moved) = find(key, hash: hash) else { preconditionFailure("key appeared") }
-        index = moved
-      }
-      hashes[index] = hash
-      keys[index] = key
-      values[index] = value
-      count += 1
-    }
-  }
+  func setValue(_ value: [UInt8], forKey key: [UInt8]) { storage.setValue(value, forKey: key) }
 
   /// Removes `key`.
   /// - Returns: whether it was there.
   /// - Complexity: O(1) on average.
   @discardableResult
-  func removeValue(forKey key: [UInt8]) -> Bool {
-    guard case .found(var hole) = find(key, hash: Self.hash(key)) else { return false }
-    // Backward shift: pull each later member of the probe run into the hole, unless the hole lies
-    // before that member's home slot (it would then be unreachable from its home).
-    var next = (hole + 1) & mask
-    while hashes[next] != 0 {
-      let home = Int(truncatingIfNeeded: hashes[next]) & mask
-      if (hole - home) & mask < (next - home) & mask {
-        hashes[hole] = hashes[next]
-        keys.swapAt(hole, next)
-        values.swapAt(hole, next)
-        hole = next
-      }
-      next = (next + 1) & mask
-    }
-    hashes[hole] = 0
-    keys[hole] = []
-    values[hole] = []
-    count -= 1
-    return true
-  }
+  func removeValue(forKey key: [UInt8]) -> Bool { storage.removeValue(forKey: key) }
 
   /// The entries in LMDB's key order (bytewise, shorter first on a common prefix).
   /// - Complexity: O(n log n).
-  func sortedEntries() -> [(key: [UInt8], value: [UInt8])] {
-    var entries: [(key: [UInt8], value: [UInt8])] = []
-    entries.reserveCapacity(count)
-    for index in hashes.indices where hashes[index] != 0 { entries.append((keys[index], values[index])) }
-    return entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }
-  }
+  func sortedEntries() -> [(key: [UInt8], value: [UInt8])] { storage.sortedEntries() }
 
-  private enum Slot {
-    case found(Int)
-    case vacant(Int)
-  }
+  private struct Storage {
+    /// Each slot's key hash with its lowest bit set; 0 marks an empty slot. The home slot of a
+    /// hash is taken from its other bits.
+    var hashes = [UInt64](repeating: 0, count: 16)
+    var keys = [[UInt8]](repeating: [], count: 16)
+    var values = [[UInt8]](repeating: [], count: 16)
+    /// `hashes.count - 1`; the capacity is a power of two.
+    var mask = 15
+    var count = 0
 
-  @inline(__always)
-  private func find(_ key: [UInt8], hash: UInt64) -> Slot {
-    var index = Int(truncatingIfNeeded: hash) & mask
-    while true {
-      let stored = hashes[index]
-      if stored == 0 { return .vacant(index) }
-      if stored == hash && Self.equal(keys[index], key) { return .found(index) }
-      index = (index + 1) & mask
+    mutating func reserveCapacity(_ capacity: Int) {
+      var slots = hashes.count
+      while capacity * 2 > slots { slots *= 2 }
+      if slots > hashes.count { resize(to: slots) }
+    }
+
+    func value(forKey key: [UInt8]) -> [UInt8]? {
+      switch find(key, hash: MemoryTable.hash(key)) {
+      case .found(let index): return values[index]
+      case .vacant: return nil
+      }
+    }
+
+    mutating func setValue(_ value: [UInt8], forKey key: [UInt8]) {
+      let hash = MemoryTable.hash(key)
+      switch find(key, hash: hash) {
+      case .found(let index):
+        values[index] = value
+      case .vacant(var index):
+        if (count + 1) * 2 > hashes.count {
+          resize(to: hashes.count * 2)
+          guard case .vacant(let moved) = find(key, hash: hash) else { preconditionFailure("key appeared") }
+          index = moved
+        }
+        hashes[index] = hash
+        keys[index] = key
+        values[index] = value
+        count += 1
+      }
+    }
+
+    mutating func removeValue(forKey key: [UInt8]) -> Bool {
+      guard case .found(var hole) = find(key, hash: MemoryTable.hash(key)) else { return false }
+      // Backward shift: pull each later member of the probe run into the hole, unless the hole
+      // lies before that member's home slot (it would then be unreachable from its home).
+      var next = (hole + 1) & mask
+      while hashes[next] != 0 {
+        let home = home(hashes[next])
+        if (hole - home) & mask < (next - home) & mask {
+          hashes[hole] = hashes[next]
+          keys.swapAt(hole, next)
+          values.swapAt(hole, next)
+          hole = next
+        }
+        next = (next + 1) & mask
+      }
+      hashes[hole] = 0
+      keys[hole] = []
+      values[hole] = []
+      count -= 1
+      return true
+    }
+
+    func sortedEntries() -> [(key: [UInt8], value: [UInt8])] {
+      var entries: [(key: [UInt8], value: [UInt8])] = []
+      entries.reserveCapacity(count)
+      for index in hashes.indices where hashes[index] != 0 { entries.append((keys[index], values[index])) }
+      return entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+    }
+
+    private enum Slot {
+      case found(Int)
+      case vacant(Int)
+    }
+
+    @inline(__always)
+    private func home(_ hash: UInt64) -> Int { Int(truncatingIfNeeded: hash >> 1) & mask }
+
+    @inline(__always)
+    private func find(_ key: [UInt8], hash: UInt64) -> Slot {
+      var index = home(hash)
+      while true {
+        let stored = hashes[index]
+        if stored == 0 { return .vacant(index) }
+        if stored == hash && MemoryTable.equal(keys[index], key) { return .found(index) }
+        index = (index + 1) & mask
+      }
+    }
+
+    /// Moves every entry into `slots` slots, by its stored hash.
+    private mutating func resize(to slots: Int) {
+      let oldHashes = hashes
+      let oldKeys = keys
+      let oldValues = values
+      hashes = [UInt64](repeating: 0, count: slots)
+      keys = [[UInt8]](repeating: [], count: slots)
+      values = [[UInt8]](repeating: [], count: slots)
+      mask = slots - 1
+      for old in oldHashes.indices where oldHashes[old] != 0 {
+        var index = home(oldHashes[old])
+        while hashes[index] != 0 { index = (index + 1) & mask }
+        hashes[index] = oldHashes[old]
+        keys[index] = oldKeys[old]
+        values[index] = oldValues[old]
+      }
     }
   }
 
-  /// Moves every entry into `slots` slots, by its stored hash.
-  private func resize(to slots: Int) {
-    let oldHashes = hashes
-    let oldKeys = keys
-    let oldValues = values
-    hashes = [UInt64](repeating: 0, count: slots)
-    keys = [[UInt8]](repeating: [], count: slots)
-    values = [[UInt8]](repeating: [], count: slots)
-    mask = slots - 1
-    for old in oldHashes.indices where oldHashes[old] != 0 {
-      var index = Int(truncatingIfNeeded: oldHashes[old]) & mask
-      while hashes[index] != 0 { index = (index + 1) & mask }
-      hashes[index] = oldHashes[old]
-      keys[index] = oldKeys[old]
-      values[index] = oldValues[old]
-    }
-  }
-
   @inline(__always)
-  private static func equal(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+  fileprivate static func equal(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
     lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in BinaryCodingSupport.bytesEqual(left, right) }
     }
   }
