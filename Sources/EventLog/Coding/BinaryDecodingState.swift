@@ -16,10 +16,15 @@ final class BinaryDecodingState: Decoder {
   /// instead of overflowing the stack.
   static let maximumDepth = 128
 
+  // `buffer` and `offset` are read and written by every primitive read; a class's stored `var`
+  // otherwise pays a dynamic exclusivity check (`swift_beginAccess`) on each access, which was most
+  // of the cost of decoding a payload. Unchecked is safe: a state belongs to one decode call on one
+  // thread, and no access to these two properties overlaps another (none is held across a call).
+
   /// The input; emptied when the top-level call returns, so an escaped decoder cannot read freed memory.
-  private(set) var buffer: UnsafeRawBufferPointer
+  @exclusivity(unchecked) private(set) var buffer: UnsafeRawBufferPointer
   /// The offset of the next unread byte.
-  var offset = 0
+  @exclusivity(unchecked) var offset = 0
   /// How many `init(from:)` calls are in progress.
   var nesting = 0
   /// The coding path of the value being decoded (a stack; containers remember their depth in it).
