@@ -55,18 +55,19 @@ struct BookingRow: Hashable, Sendable {
   }
 
   var bytes: [UInt8] {
-    var writer = RowWriter(
-      format: Self.format,
-      capacity: 64 + restaurantName.utf8.count + customerName.utf8.count + (notes?.utf8.count ?? 0))
-    writer.uuid(id)
-    writer.uuid(restaurantID)
-    writer.string(restaurantName)
-    writer.date(date)
-    writer.int(partySize)
-    writer.string(customerName)
-    writer.optionalString(notes)
-    writer.date(createdAt)
-    return writer.bytes
+    let size =
+      1 + 16 + 16 + RowWriter.size(of: restaurantName) + 8 + 8 + RowWriter.size(of: customerName)
+      + RowWriter.size(of: notes) + 8
+    return RowWriter.row(format: Self.format, size: size) { writer in
+      writer.uuid(id)
+      writer.uuid(restaurantID)
+      writer.string(restaurantName)
+      writer.date(date)
+      writer.int(partySize)
+      writer.string(customerName)
+      writer.optionalString(notes)
+      writer.date(createdAt)
+    }
   }
 
   var booking: Booking {

@@ -29,11 +29,12 @@ struct RestaurantRow: Hashable, Sendable {
   }
 
   var bytes: [UInt8] {
-    var writer = RowWriter(format: Self.format, capacity: 20 + name.utf8.count + cuisine.utf8.count)
-    writer.uuid(id)
-    writer.string(name)
-    writer.string(cuisine)
-    return writer.bytes
+    let size = 1 + 16 + RowWriter.size(of: name) + RowWriter.size(of: cuisine)
+    return RowWriter.row(format: Self.format, size: size) { writer in
+      writer.uuid(id)
+      writer.string(name)
+      writer.string(cuisine)
+    }
   }
 
   var restaurant: Restaurant { Restaurant(id: id, name: name, cuisine: Cuisine(rawValue: cuisine)) }

@@ -7,24 +7,47 @@ import Foundation
 /// allocation beyond the row's own strings, and the same row always has the same bytes (replay
 /// compares bytes).
 struct RowWriter {
-  private(set) var bytes: [UInt8] = []
+  private let buffer: UnsafeMutableRawBufferPointer
+  private var offset = 0
 
-  init(format: UInt8, capacity: Int) {
-    bytes.reserveCapacity(capacity)
-    bytes.append(format)
+  /// A row of exactly `size` bytes, starting with `format`, written by `body` in one allocation.
+  /// `size` must be what `body` writes (use ``size(of:)`` for strings); writing past it traps.
+  static func row(format: UInt8, size: Int, _ body: (inout RowWriter) -> Void) -> [UInt8] {
+    [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+      var writer = RowWriter(buffer: UnsafeMutableRawBufferPointer(buffer))
+      writer.byte(format)
+      body(&writer)
+      precondition(writer.offset == size, "a row wrote \(writer.offset) bytes, not the \(size) declared")
+      count = size
+    }
   }
 
-  // Appends go through typed buffers and `withUTF8`: the generic `append(contentsOf:)` of a raw
-  // buffer or a `UTF8View` copies byte by byte, which showed in replay's profile.
+  /// The bytes ``string(_:)`` writes for `value`: its LEB128 length, then its UTF-8.
+  static func size(of value: String) -> Int {
+    let length = value.utf8.count
+    return (Int.bitWidth - max(1, length).leadingZeroBitCount + 6) / 7 + length
+  }
+
+  /// The bytes ``optionalString(_:)`` writes for `value`.
+  static func size(of value: String?) -> Int { 1 + (value.map { size(of: $0) } ?? 0) }
+
+  private init(buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+
+  @inline(__always)
+  private mutating func reserve(_ count: Int) -> Int {
+    precondition(offset + count <= buffer.count, "a row writes more than its declared size")
+    defer { offset += count }
+    return offset
+  }
+
+  mutating func byte(_ value: UInt8) { buffer[reserve(1)] = value }
 
   mutating func uuid(_ value: UUID) {
-    withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self)) }
+    buffer.storeBytes(of: value.uuid, toByteOffset: reserve(16), as: uuid_t.self)
   }
 
   mutating func uint64(_ value: UInt64) {
-    withUnsafeBytes(of: value.littleEndian) {
-      bytes.append(contentsOf: $0.assumingMemoryBound(to: UInt8.self))
-    }
+    buffer.storeBytes(of: value.littleEndian, toByteOffset: reserve(8), as: UInt64.self)
   }
 
   mutating func int(_ value: Int) { uint64(UInt64(bitPattern: Int64(value))) }
@@ -32,22 +55,26 @@ struct RowWriter {
   mutating func date(_ value: Date) { uint64(value.timeIntervalSince1970.bitPattern) }
 
   mutating func string(_ value: String) {
-    var length = UInt64(value.utf8.count)
-    repeat {
-      let low = UInt8(length & 0x7F)
-      length >>= 7
-      bytes.append(length == 0 ? low : low | 0x80)
-    } while length != 0
     var value = value
-    value.withUTF8 { bytes.append(contentsOf: $0) }
+    value.withUTF8 { utf8 in
+      var length = UInt64(utf8.count)
+      repeat {
+        let low = UInt8(length & 0x7F)
+        length >>= 7
+        byte(length == 0 ? low : low | 0x80)
+      } while length != 0
+      let start = reserve(utf8.count)
+      UnsafeMutableRawBufferPointer(rebasing: buffer[start..<(start + utf8.count)]).copyMemory(
+        from: UnsafeRawBufferPointer(utf8))
+    }
   }
 
   mutating func optionalString(_ value: String?) {
     if let value {
-      bytes.append(1)
+      byte(1)
       string(value)
     } else {
-      bytes.append(0)
+      byte(0)
     }
   }
 }

@@ -1,0 +1,55 @@
+import Foundation
+import Testing
+
+@testable import RestaurantBooking
+
+/// The projection rows are stored in LMDB: their bytes are a contract (a change needs a new
+/// projection version), so they are checked byte for byte against the documented layout.
+@Suite("Projection row layout")
+struct RowLayoutTests {
+  @Test("a booking row: format, IDs, LEB128-prefixed strings, little-endian numbers, optional notes")
+  func bookingBytes() throws {
+    let longName = String(repeating: "é", count: 100)  // 200 UTF-8 bytes: a two-byte length
+    for notes in [nil, "window seat"] as [String?] {
+      let row = BookingRow(
+        BookingCreated(
+          bookingID: Self.id1, restaurantID: Self.id2, restaurantName: longName,
+          date: Date(timeIntervalSince1970: 1_900_000_000.5), partySize: 4, customerName: "Ada",
+          notes: notes, createdAt: Date(timeIntervalSince1970: -1.25)))
+      var expected: [UInt8] = [1]
+      expected += Self.bytes(of: Self.id1.uuid) + Self.bytes(of: Self.id2.uuid)
+      expected += [0xC8, 0x01] + Array(longName.utf8)
+      expected += Self.bytes(of: (1_900_000_000.5 as Double).bitPattern.littleEndian)
+      expected += Self.bytes(of: UInt64(4).littleEndian)
+      expected += [3] + Array("Ada".utf8)
+      expected += notes.map { [1, UInt8($0.utf8.count)] + Array($0.utf8) } ?? [0]
+      expected += Self.bytes(of: (-1.25 as Double).bitPattern.littleEndian)
+      #expect(row.bytes == expected)
+      #expect(try BookingRow(row.bytes) == row)
+      #expect(try BookingRow.dateKey(of: row.bytes) == ProjectionKeys.date(row.date, id: row.id))
+    }
+  }
+
+  @Test("a restaurant row: format, ID, name, cuisine")
+  func restaurantBytes() throws {
+    let row = RestaurantRow(id: Self.id1, name: "Chez Zoë", cuisine: "")
+    let expected: [UInt8] = [1] + Self.bytes(of: Self.id1.uuid) + [9] + Array("Chez Zoë".utf8) + [0]
+    #expect(row.bytes == expected)
+    #expect(try RestaurantRow(row.bytes) == row)
+  }
+
+  @Test(
+    "string sizes match what is written, across LEB128 length boundaries",
+    arguments: [0, 1, 127, 128, 16_383, 16_384])
+  func stringSizes(length: Int) {
+    let text = String(repeating: "a", count: length)
+    let row = RowWriter.row(format: 7, size: 1 + RowWriter.size(of: text)) { $0.string(text) }
+    #expect(row.count == 1 + RowWriter.size(of: text))
+    #expect(RowWriter.size(of: text) == length + (length < 128 ? 1 : length < 16_384 ? 2 : 3))
+  }
+
+  static let id1 = UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF") ?? UUID()
+  static let id2 = UUID(uuidString: "FFEEDDCC-BBAA-9988-7766-554433221100") ?? UUID()
+
+  static func bytes<T>(of value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
+}
