@@ -4,7 +4,17 @@ import LMDB
 /// The shared machinery of the inline path, catch-up, rebuild and replay: folding stored events
 /// into projection states, writing in-memory tables to LMDB, and comparing the two.
 enum ProjectionEngine {
-  typealias Target = (projection: any Projection, state: ProjectionState)
+  /// A projection and the state it folds into. A class, so that handing one to ``apply(_:to:)``
+  /// for every event is a reference, not a copy of the existential and the state.
+  final class Target {
+    let projection: any Projection
+    let state: ProjectionState
+
+    init(projection: any Projection, state: ProjectionState) {
+      self.projection = projection
+      self.state = state
+    }
+  }
 
   /// Applies one event to every target, naming the projection and event on failure.
   @inline(__always)
@@ -75,7 +85,8 @@ enum ProjectionEngine {
   static func memoryTarget(for projection: any Projection) -> (Target, [String: MemoryTable]) {
     var tables: [String: MemoryTable] = [:]
     for table in projection.tables { tables[table] = MemoryTable(name: table) }
-    return ((projection, ProjectionState(projection: projection.name, backend: .memory(tables))), tables)
+    let state = ProjectionState(projection: projection.name, backend: .memory(tables))
+    return (Target(projection: projection, state: state), tables)
   }
 
   /// Replaces the contents of the LMDB tables with the in-memory ones, in key order.

@@ -21,7 +21,7 @@ struct WriteBatch {
       let state = ProjectionState(projection: projection.name, backend: .lmdb(txn, databases))
       let checkpoint = try Self.checkpoint(of: projection.name, in: txn, schema: store.schema)
       storedCheckpoints.append(checkpoint)
-      let target = (projection: projection, state: state)
+      let target = ProjectionEngine.Target(projection: projection, state: state)
       if let checkpoint, checkpoint.version == projection.version, checkpoint.sequence <= head {
         try ProjectionEngine.fold(
           from: checkpoint.sequence + 1, through: head, in: txn, events: store.schema.events, into: [target])
