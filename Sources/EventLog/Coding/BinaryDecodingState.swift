@@ -16,15 +16,21 @@ final class BinaryDecodingState: Decoder {
   /// instead of overflowing the stack.
   static let maximumDepth = 128
 
-  // `buffer` and `offset` are read and written by every primitive read; a class's stored `var`
+  // The cursor is read and written by every primitive read; a class's stored `var`
   // otherwise pays a dynamic exclusivity check (`swift_beginAccess`) on each access, which was most
   // of the cost of decoding a payload. Unchecked is safe: a state belongs to one decode call on one
-  // thread, and no access to these two properties overlaps another (none is held across a call).
+  // thread, and no access to the cursor overlaps another (none is held across a call).
 
-  /// The input; emptied when the top-level call returns, so an escaped decoder cannot read freed memory.
-  @exclusivity(unchecked) private(set) var buffer: UnsafeRawBufferPointer
+  /// The input and the read offset; the input is emptied when the top-level call returns, so an
+  /// escaped decoder cannot read freed memory.
+  @exclusivity(unchecked) var cursor: BinaryCursor
+  /// The input.
+  var buffer: UnsafeRawBufferPointer { cursor.buffer }
   /// The offset of the next unread byte.
-  @exclusivity(unchecked) var offset = 0
+  var offset: Int {
+    get { cursor.offset }
+    set { cursor.offset = newValue }
+  }
   /// How many `init(from:)` calls are in progress.
   var nesting = 0
   /// The coding path of the value being decoded (a stack; containers remember their depth in it).
@@ -37,7 +43,7 @@ final class BinaryDecodingState: Decoder {
   var userInfo: [CodingUserInfoKey: Any] { [:] }
 
   init(buffer: UnsafeRawBufferPointer) {
-    self.buffer = buffer
+    cursor = BinaryCursor(buffer: buffer)
   }
 
   // MARK: - Decoder
@@ -133,8 +139,7 @@ final class BinaryDecodingState: Decoder {
 
   /// Forgets the input buffer, which is only valid during the top-level call.
   func invalidate() {
-    buffer = UnsafeRawBufferPointer(start: nil, count: 0)
-    offset = 0
+    cursor = BinaryCursor(buffer: UnsafeRawBufferPointer(start: nil, count: 0))
   }
 
   // MARK: - Errors
@@ -159,198 +164,47 @@ final class BinaryDecodingState: Decoder {
     offset = buffer.count
   }
 
-  // MARK: - Readers
+  // MARK: - Readers (the cursor's)
 
-  @inline(__always)
-  private func endOfData(at offset: Int, _ subject: StaticString) -> BinaryReadFailure {
-    BinaryReadFailure(offset: offset, reason: .endOfData, subject: subject)
+  @inline(__always) func readBool() throws(BinaryReadFailure) -> Bool { try cursor.readBool() }
+
+  @inline(__always) func readPresence(_ subject: StaticString) throws(BinaryReadFailure) -> Bool {
+    try cursor.readPresence(subject)
   }
 
-  @inline(__always)
-  func readBool() throws(BinaryReadFailure) -> Bool {
-    let start = offset
-    guard start < buffer.count else { throw endOfData(at: start, "Bool") }
-    let byte = buffer[start]
-    guard byte <= 1 else {
-      throw BinaryReadFailure(offset: start, reason: .invalidBool(byte), subject: "Bool")
-    }
-    offset = start &+ 1
-    return byte == 1
+  @inline(__always) func readVarint(_ subject: StaticString) throws(BinaryReadFailure) -> UInt64 {
+    try cursor.readVarint(subject)
   }
 
-  /// Reads an optional's tag: `true` if a value follows, `false` for `nil`.
-  @inline(__always)
-  func readPresence(_ subject: StaticString) throws(BinaryReadFailure) -> Bool {
-    let start = offset
-    guard start < buffer.count else { throw endOfData(at: start, subject) }
-    let byte = buffer[start]
-    guard byte <= 1 else {
-      throw BinaryReadFailure(offset: start, reason: .invalidOptionalTag(byte), subject: subject)
-    }
-    offset = start &+ 1
-    return byte == 1
-  }
-
-  /// Reads an unsigned LEB128 varint of at most 10 bytes, rejecting over-long and overflowing encodings.
-  @inline(__always)
-  func readVarint(_ subject: StaticString) throws(BinaryReadFailure) -> UInt64 {
-    let start = offset
-    guard start < buffer.count else { throw endOfData(at: start, subject) }
-    let first = buffer[start]
-    if first < 0x80 {
-      offset = start &+ 1
-      return UInt64(first)
-    }
-    return try readMultiByteVarint(subject)
-  }
-
-  private func readMultiByteVarint(_ subject: StaticString) throws(BinaryReadFailure) -> UInt64 {
-    let start = offset
-    var index = start
-    var result: UInt64 = 0
-    var shift: UInt64 = 0
-    while true {
-      guard index < buffer.count else { throw endOfData(at: index, subject) }
-      let byte = buffer[index]
-      index &+= 1
-      if shift == 63 {
-        // The tenth byte holds bit 63 only.
-        if byte >= 0x80 {
-          throw BinaryReadFailure(offset: start, reason: .varintTooLong, subject: subject)
-        }
-        if byte > 1 {
-          throw BinaryReadFailure(offset: start, reason: .varintOverflow, subject: subject)
-        }
-      }
-      result |= UInt64(byte & 0x7F) &<< shift
-      if byte < 0x80 {
-        // A zero final group means a shorter encoding existed; the format only allows the shortest.
-        guard byte != 0 else {
-          throw BinaryReadFailure(offset: start, reason: .nonCanonicalVarint, subject: subject)
-        }
-        offset = index
-        return result
-      }
-      shift &+= 7
-    }
-  }
-
-  /// Reads an unsigned varint into a fixed-width unsigned integer type, rejecting values that do not fit.
-  @inline(__always)
-  func readUnsigned<T: FixedWidthInteger & UnsignedInteger>(
+  @inline(__always) func readUnsigned<T: FixedWidthInteger & UnsignedInteger>(
     _ type: T.Type, _ subject: StaticString
-  ) throws(BinaryReadFailure) -> T {
-    let start = offset
-    let raw = try readVarint(subject)
-    guard let value = T(exactly: raw) else {
-      throw BinaryReadFailure(offset: start, reason: .valueOutOfRange(raw), subject: subject)
-    }
-    return value
-  }
+  ) throws(BinaryReadFailure) -> T { try cursor.readUnsigned(type, subject) }
 
-  /// Reads a zigzag varint into a fixed-width signed integer type, rejecting values that do not fit.
-  @inline(__always)
-  func readSigned<T: FixedWidthInteger & SignedInteger>(
+  @inline(__always) func readSigned<T: FixedWidthInteger & SignedInteger>(
     _ type: T.Type, _ subject: StaticString
-  ) throws(BinaryReadFailure) -> T {
-    let start = offset
-    let raw = try readVarint(subject)
-    let decoded = Int64(bitPattern: (raw >> 1) ^ (0 &- (raw & 1)))
-    guard let value = T(exactly: decoded) else {
-      throw BinaryReadFailure(offset: start, reason: .valueOutOfRange(raw), subject: subject)
-    }
-    return value
+  ) throws(BinaryReadFailure) -> T { try cursor.readSigned(type, subject) }
+
+  @inline(__always) func readFixed32(_ subject: StaticString) throws(BinaryReadFailure) -> UInt32 {
+    try cursor.readFixed32(subject)
   }
 
-  @inline(__always)
-  func readFixed32(_ subject: StaticString) throws(BinaryReadFailure) -> UInt32 {
-    let start = offset
-    guard buffer.count &- start >= 4 else { throw endOfData(at: start, subject) }
-    offset = start &+ 4
-    return UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: start, as: UInt32.self))
+  @inline(__always) func readFixed64(_ subject: StaticString) throws(BinaryReadFailure) -> UInt64 {
+    try cursor.readFixed64(subject)
   }
 
-  @inline(__always)
-  func readFixed64(_ subject: StaticString) throws(BinaryReadFailure) -> UInt64 {
-    let start = offset
-    guard buffer.count &- start >= 8 else { throw endOfData(at: start, subject) }
-    offset = start &+ 8
-    return UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: start, as: UInt64.self))
-  }
+  @inline(__always) func readFloat() throws(BinaryReadFailure) -> Float { try cursor.readFloat() }
 
-  @inline(__always)
-  func readFloat() throws(BinaryReadFailure) -> Float {
-    Float(bitPattern: try readFixed32("Float"))
-  }
+  @inline(__always) func readDouble() throws(BinaryReadFailure) -> Double { try cursor.readDouble() }
 
-  @inline(__always)
-  func readDouble() throws(BinaryReadFailure) -> Double {
-    Double(bitPattern: try readFixed64("Double"))
-  }
+  @inline(__always) func readString() throws(BinaryReadFailure) -> String { try cursor.readString() }
 
-  /// Reads a varint byte count and returns the range of that many following bytes, consuming them.
-  @inline(__always)
-  private func readLengthPrefixed(_ subject: StaticString) throws(BinaryReadFailure) -> Range<Int> {
-    let start = offset
-    let length = try readVarint(subject)
-    let available = buffer.count &- offset
-    guard length <= UInt64(available) else {
-      throw BinaryReadFailure(
-        offset: start, reason: .lengthExceedsData(length, available: available), subject: subject)
-    }
-    let lower = offset
-    let upper = lower &+ Int(length)
-    offset = upper
-    return lower..<upper
-  }
+  @inline(__always) func readByteArray() throws(BinaryReadFailure) -> [UInt8] { try cursor.readByteArray() }
 
-  func readString() throws(BinaryReadFailure) -> String {
-    let range = try readLengthPrefixed("String")
-    if range.isEmpty {
-      return ""
-    }
-    let utf8 = UnsafeRawBufferPointer(rebasing: buffer[range])
-    var string = utf8.withMemoryRebound(to: UInt8.self) { String(decoding: $0, as: UTF8.self) }
-    // `String(decoding:as:)` replaces ill-formed sequences with U+FFFD instead of failing; a replacement
-    // always changes the bytes, so comparing them detects invalid input without a second validation pass.
-    guard string.withUTF8({ BinaryCodingSupport.bytesEqual(UnsafeRawBufferPointer($0), utf8) }) else {
-      throw BinaryReadFailure(offset: range.lowerBound, reason: .invalidUTF8, subject: "String")
-    }
-    return string
-  }
+  @inline(__always) func readData() throws(BinaryReadFailure) -> Data { try cursor.readData() }
 
-  func readByteArray() throws(BinaryReadFailure) -> [UInt8] {
-    let range = try readLengthPrefixed("[UInt8]")
-    return [UInt8](UnsafeRawBufferPointer(rebasing: buffer[range]))
-  }
+  @inline(__always) func readUUID() throws(BinaryReadFailure) -> UUID { try cursor.readUUID() }
 
-  func readData() throws(BinaryReadFailure) -> Data {
-    let range = try readLengthPrefixed("Data")
-    return Data(UnsafeRawBufferPointer(rebasing: buffer[range]))
-  }
+  @inline(__always) func readDate() throws(BinaryReadFailure) -> Date { try cursor.readDate() }
 
-  func readUUID() throws(BinaryReadFailure) -> UUID {
-    let start = offset
-    guard buffer.count &- start >= 16 else { throw endOfData(at: start, "UUID") }
-    offset = start &+ 16
-    return UUID(uuid: buffer.loadUnaligned(fromByteOffset: start, as: uuid_t.self))
-  }
-
-  func readDate() throws(BinaryReadFailure) -> Date {
-    Date(timeIntervalSinceReferenceDate: Double(bitPattern: try readFixed64("Date")))
-  }
-
-  /// Reads the 4-byte element count of an unkeyed container, rejecting counts larger than the remaining
-  /// bytes (every element occupies at least one byte).
-  func readElementCount() throws(BinaryReadFailure) -> Int {
-    let start = offset
-    let count = try readFixed32("array element count")
-    let available = buffer.count &- offset
-    guard UInt64(count) <= UInt64(available) else {
-      throw BinaryReadFailure(
-        offset: start, reason: .lengthExceedsData(UInt64(count), available: available),
-        subject: "array element count")
-    }
-    return Int(count)
-  }
+  @inline(__always) func readElementCount() throws(BinaryReadFailure) -> Int { try cursor.readElementCount() }
 }
