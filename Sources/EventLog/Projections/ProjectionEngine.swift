@@ -37,7 +37,7 @@ enum ProjectionEngine {
   /// hands each to `body` in order.
   static func walk(
     from first: UInt64, through last: UInt64, in txn: Transaction, events: Database,
-    _ body: (RecordedEvent) throws -> Void
+    _ body: (consuming RecordedEvent) throws -> Void
   ) throws {
     guard first <= last else { return }
     var expected = first

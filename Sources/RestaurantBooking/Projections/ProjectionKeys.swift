@@ -10,7 +10,10 @@ enum ProjectionKeys {
   /// 16 bytes: the UUID's bytes (sorts as its upper-case string does).
   @inline(__always)
   static func id(_ id: UUID) -> [UInt8] {
-    withUnsafeBytes(of: id.uuid) { Array($0) }
+    [UInt8](unsafeUninitializedCapacity: 16) { buffer, count in
+      UnsafeMutableRawBufferPointer(buffer).storeBytes(of: id.uuid, as: uuid_t.self)
+      count = 16
+    }
   }
 
   /// The UUID of a 16-byte key or key suffix.
@@ -36,16 +39,20 @@ enum ProjectionKeys {
     let bits = date.timeIntervalSince1970.bitPattern
     // Negative doubles: flip every bit; positive ones: flip the sign bit. Then bytes sort as values.
     let sortable = (bits & (1 << 63)) != 0 ? ~bits : bits | (1 << 63)
-    var key = [UInt8]()
-    key.reserveCapacity(24)
-    withUnsafeBytes(of: sortable.bigEndian) { key.append(contentsOf: $0) }
-    withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
-    return key
+    return [UInt8](unsafeUninitializedCapacity: 24) { buffer, count in
+      let raw = UnsafeMutableRawBufferPointer(buffer)
+      raw.storeBytes(of: sortable.bigEndian, as: UInt64.self)
+      raw.storeBytes(of: id.uuid, toByteOffset: 8, as: uuid_t.self)
+      count = 24
+    }
   }
 
   /// 8 bytes, big-endian.
   static func uint64(_ value: UInt64) -> [UInt8] {
-    withUnsafeBytes(of: value.bigEndian) { Array($0) }
+    [UInt8](unsafeUninitializedCapacity: 8) { buffer, count in
+      UnsafeMutableRawBufferPointer(buffer).storeBytes(of: value.bigEndian, as: UInt64.self)
+      count = 8
+    }
   }
 
   /// The value of an 8-byte big-endian key or value.
