@@ -179,6 +179,17 @@ struct BinaryCursor {
     return string
   }
 
+  /// Reads a string's UTF-8 bytes, checked to be well-formed, without creating a `String`; they
+  /// stay valid as long as the buffer does.
+  mutating func readStringBytes() throws(BinaryReadFailure) -> UnsafeRawBufferPointer {
+    let range = try readLengthPrefixed("String")
+    let utf8 = UnsafeRawBufferPointer(rebasing: buffer[range])
+    guard UTF8Validation.isValid(utf8) else {
+      throw BinaryReadFailure(offset: range.lowerBound, reason: .invalidUTF8, subject: "String")
+    }
+    return utf8
+  }
+
   mutating func readByteArray() throws(BinaryReadFailure) -> [UInt8] {
     let range = try readLengthPrefixed("[UInt8]")
     return [UInt8](UnsafeRawBufferPointer(rebasing: buffer[range]))

@@ -36,6 +36,13 @@ public struct BinaryReader: ~Copyable {
     do throws(BinaryReadFailure) { return try cursor.readString() } catch { throw fail(error) }
   }
 
+  /// Reads a `String`'s UTF-8 bytes (varint length, then the bytes, checked to be well-formed)
+  /// without creating the `String`: for copying text from a payload into a row.
+  /// - Returns: bytes inside the reader's buffer, valid as long as it is.
+  public mutating func stringBytes() throws -> UnsafeRawBufferPointer {
+    do throws(BinaryReadFailure) { return try cursor.readStringBytes() } catch { throw fail(error) }
+  }
+
   /// Reads an `Int` (zigzag varint).
   public mutating func int() throws -> Int {
     do throws(BinaryReadFailure) { return try cursor.readSigned(Int.self, "Int") } catch { throw fail(error) }

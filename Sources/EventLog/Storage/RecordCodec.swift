@@ -163,7 +163,9 @@ enum RecordCodec {
     func text(_ length: Int, _ field: String) throws -> String {
       let bytes = UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + length)])
       offset += length
-      guard let string = validUTF8String(bytes) else { throw damaged("its \(field) is not valid UTF-8") }
+      guard let string = UTF8Validation.string(bytes) else {
+        throw damaged("its \(field) is not valid UTF-8")
+      }
       return string
     }
     let stream = try text(streamLength, "stream ID")
@@ -182,27 +184,6 @@ enum RecordCodec {
       schemaVersion: schemaVersion, recordedAt: date(microseconds: micros),
       metadata: EventMetadata(correlationID: correlation, causationID: causation, origin: origin),
       payload: payload)
-  }
-
-  /// `bytes` as a `String` when they are valid UTF-8, `nil` otherwise. ASCII (every stored stream
-  /// ID, type name and origin in practice) is checked eight bytes at a time; anything else goes
-  /// through the standard library's validation.
-  static func validUTF8String(_ bytes: UnsafeRawBufferPointer) -> String? {
-    var index = 0
-    var ascii = true
-    while index + 8 <= bytes.count {
-      if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 != 0 {
-        ascii = false
-        break
-      }
-      index += 8
-    }
-    while ascii && index < bytes.count {
-      if bytes[index] & 0x80 != 0 { ascii = false }
-      index += 1
-    }
-    if ascii { return String(decoding: bytes, as: UTF8.self) }
-    return String(validating: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
   }
 
   static func microseconds(_ date: Date) -> Int64 {
