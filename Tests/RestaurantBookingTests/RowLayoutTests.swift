@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 import Testing
 
@@ -46,6 +47,62 @@ struct RowLayoutTests {
     let row = RowWriter.row(format: 7, size: 1 + RowWriter.size(of: text)) { $0.string(text) }
     #expect(row.count == 1 + RowWriter.size(of: text))
     #expect(RowWriter.size(of: text) == length + (length < 128 ? 1 : length < 16_384 ? 2 : 3))
+  }
+
+  @Test("a booking row transcoded from a payload equals the row of the decoded event")
+  func transcoding() throws {
+    let names = ["", "Ada", "Chez Zoë", String(repeating: "ß", count: 80), "日本料理 🍣"]
+    var index = 0
+    for restaurantName in names {
+      for customerName in names.reversed() {
+        for notes in [nil, "", "window seat", names[index % names.count]] as [String?] {
+          index += 1
+          let created = BookingCreated(
+            bookingID: UUID(), restaurantID: UUID(), restaurantName: restaurantName,
+            date: Date(timeIntervalSince1970: 1_900_000_000 + Double(index) * 0.1), partySize: index - 40,
+            customerName: customerName, notes: notes,
+            createdAt: Date(timeIntervalSinceReferenceDate: -Double(index)))
+          let payload = try BinaryEncoder().encode(created)
+          let transcoded = try payload.withUnsafeBytes { try BookingRow.transcoding($0) }
+          let row = BookingRow(created)
+          #expect(transcoded.bytes == row.bytes)
+          #expect(transcoded.id == row.id && transcoded.date == row.date)
+        }
+      }
+    }
+  }
+
+  @Test("a damaged payload fails transcoding exactly as it fails decoding")
+  func transcodingErrors() throws {
+    let created = BookingCreated(
+      bookingID: Self.id1, restaurantID: Self.id2, restaurantName: "Pasta",
+      date: Date(timeIntervalSince1970: 0),
+      partySize: 2, customerName: "Ada", notes: "x", createdAt: Date(timeIntervalSince1970: 1))
+    let payload = try BinaryEncoder().encode(created)
+    var damaged: [[UInt8]] = (0..<payload.count).map { Array(payload.prefix($0)) }  // every truncation
+    damaged.append(payload + [0])  // a trailing byte
+    var badUTF8 = payload
+    badUTF8[33] = 0xFF  // the first byte of the restaurant name
+    damaged.append(badUTF8)
+    for bytes in damaged {
+      let decodeError =
+        "\(String(describing: Self.error { _ = try BinaryDecoder().decode(BookingCreated.self, from: bytes) }))"
+      let fastError =
+        "\(String(describing: Self.error { _ = try bytes.withUnsafeBytes { var reader = BinaryReader($0); _ = try BookingCreated(binary: &reader); try reader.finish() } }))"
+      let transcodeError =
+        "\(String(describing: Self.error { _ = try bytes.withUnsafeBytes { try BookingRow.transcoding($0) } }))"
+      #expect(decodeError != "nil", "\(bytes.count) bytes decoded")
+      #expect(transcodeError == fastError, "\(bytes.count) bytes")
+    }
+  }
+
+  static func error(_ body: () throws -> Void) -> (any Error)? {
+    do {
+      try body()
+      return nil
+    } catch {
+      return error
+    }
   }
 
   static let id1 = UUID(uuidString: "00112233-4455-6677-8899-AABBCCDDEEFF") ?? UUID()

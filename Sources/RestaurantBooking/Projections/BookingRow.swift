@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 /// A booking as the `bookings` projection stores it, in the ``RowWriter`` layout: format 1, ID,
@@ -68,6 +69,45 @@ struct BookingRow: Hashable, Sendable {
       writer.optionalString(notes)
       writer.date(createdAt)
     }
+  }
+
+  /// The row of a `BookingCreated` payload of the current schema, read straight from the payload
+  /// (replay's hot path): the same bytes as `BookingRow(decoded event).bytes`, without creating the
+  /// strings. `RowLayoutTests` checks the two agree.
+  /// - Returns: the row's bytes, and the ID and date its keys are made of.
+  /// - Throws: what decoding the payload as `BookingCreated` would throw.
+  static func transcoding(_ payload: UnsafeRawBufferPointer) throws -> (bytes: [UInt8], id: UUID, date: Date)
+  {
+    var reader = BinaryReader(payload)
+    let id = try reader.uuid()
+    let restaurantID = try reader.uuid()
+    let restaurantName = try reader.stringBytes()
+    let date = try reader.date()
+    let partySize = try reader.int()
+    let customerName = try reader.stringBytes()
+    let notes = try reader.optional { try $0.stringBytes() }
+    let createdAt = try reader.date()
+    try reader.finish()
+    let size =
+      1 + 16 + 16 + RowWriter.size(ofUTF8: restaurantName.count) + 8 + 8
+      + RowWriter.size(ofUTF8: customerName.count) + 1 + (notes.map { RowWriter.size(ofUTF8: $0.count) } ?? 0)
+      + 8
+    let bytes = RowWriter.row(format: format, size: size) { writer in
+      writer.uuid(id)
+      writer.uuid(restaurantID)
+      writer.string(utf8: restaurantName)
+      writer.date(date)
+      writer.int(partySize)
+      writer.string(utf8: customerName)
+      if let notes {
+        writer.byte(1)
+        writer.string(utf8: notes)
+      } else {
+        writer.byte(0)
+      }
+      writer.date(createdAt)
+    }
+    return (bytes, id, date)
   }
 
   var booking: Booking {

@@ -25,10 +25,23 @@ public struct BookingsProjection: Projection {
   public func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
     switch event.type {
     case BookingCreated.eventType:
-      let row = BookingRow(try event.decode(BookingCreated.self))
-      let bytes = row.bytes
-      try state.put(bytes, forKey: ProjectionKeys.id(row.id), in: Self.byID)
-      try state.put(bytes, forKey: ProjectionKeys.date(row.date, id: row.id), in: Self.byDate)
+      let bytes: [UInt8]
+      let id: UUID
+      let date: Date
+      if event.schemaVersion == BookingCreated.schemaVersion {
+        // The row straight from the payload: no strings are created only to be written again.
+        do {
+          (bytes, id, date) = try event.payload.withUnsafeBytes { try BookingRow.transcoding($0) }
+        } catch {
+          throw EventStoreError.payloadDecoding(
+            sequence: event.sequence, type: event.type, reason: "\(error)")
+        }
+      } else {
+        let row = BookingRow(try event.decode(BookingCreated.self))
+        (bytes, id, date) = (row.bytes, row.id, row.date)
+      }
+      try state.put(bytes, forKey: ProjectionKeys.id(id), in: Self.byID)
+      try state.put(bytes, forKey: ProjectionKeys.date(date, id: id), in: Self.byDate)
     case BookingDeleted.eventType:
       let deleted = try event.decode(BookingDeleted.self)
       let key = ProjectionKeys.id(deleted.bookingID)

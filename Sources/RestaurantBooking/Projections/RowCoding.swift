@@ -23,9 +23,11 @@ struct RowWriter {
   }
 
   /// The bytes ``string(_:)`` writes for `value`: its LEB128 length, then its UTF-8.
-  static func size(of value: String) -> Int {
-    let length = value.utf8.count
-    return (Int.bitWidth - max(1, length).leadingZeroBitCount + 6) / 7 + length
+  static func size(of value: String) -> Int { size(ofUTF8: value.utf8.count) }
+
+  /// The bytes ``string(utf8:)`` writes for `length` UTF-8 bytes.
+  static func size(ofUTF8 length: Int) -> Int {
+    (Int.bitWidth - max(1, length).leadingZeroBitCount + 6) / 7 + length
   }
 
   /// The bytes ``optionalString(_:)`` writes for `value`.
@@ -56,17 +58,19 @@ struct RowWriter {
 
   mutating func string(_ value: String) {
     var value = value
-    value.withUTF8 { utf8 in
-      var length = UInt64(utf8.count)
-      repeat {
-        let low = UInt8(length & 0x7F)
-        length >>= 7
-        byte(length == 0 ? low : low | 0x80)
-      } while length != 0
-      let start = reserve(utf8.count)
-      UnsafeMutableRawBufferPointer(rebasing: buffer[start..<(start + utf8.count)]).copyMemory(
-        from: UnsafeRawBufferPointer(utf8))
-    }
+    value.withUTF8 { string(utf8: UnsafeRawBufferPointer($0)) }
+  }
+
+  /// Writes a string given as its (well-formed) UTF-8 bytes: the same bytes as ``string(_:)``.
+  mutating func string(utf8: UnsafeRawBufferPointer) {
+    var length = UInt64(utf8.count)
+    repeat {
+      let low = UInt8(length & 0x7F)
+      length >>= 7
+      byte(length == 0 ? low : low | 0x80)
+    } while length != 0
+    let start = reserve(utf8.count)
+    UnsafeMutableRawBufferPointer(rebasing: buffer[start..<(start + utf8.count)]).copyMemory(from: utf8)
   }
 
   mutating func optionalString(_ value: String?) {
