@@ -25,11 +25,12 @@ public struct RestaurantsProjection: Projection {
   public init() {}
 
   public func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
-    switch event.type {
-    case RestaurantAdded.eventType:
+    // Nine events in ten are bookings: `same` rules most types out on their lengths alone.
+    let type = event.type
+    if same(type, RestaurantAdded.eventType) {
       let added = try event.decode(RestaurantAdded.self)
       try put(RestaurantRow(id: added.restaurantID, name: added.name, cuisine: added.cuisine), in: state)
-    case RestaurantUpdated.eventType:
+    } else if same(type, RestaurantUpdated.eventType) {
       let updated = try event.decode(RestaurantUpdated.self)
       let key = ProjectionKeys.id(updated.restaurantID)
       guard var row = try state.value(forKey: key, in: Self.byID).map(RestaurantRow.init) else {
@@ -38,20 +39,24 @@ public struct RestaurantsProjection: Projection {
       if let name = updated.name { row.name = name.new }
       if let cuisine = updated.cuisine { row.cuisine = cuisine.new }
       try put(row, in: state)
-    case RestaurantRemoved.eventType:
+    } else if same(type, RestaurantRemoved.eventType) {
       let removed = try event.decode(RestaurantRemoved.self)
       let key = ProjectionKeys.id(removed.restaurantID)
       if let row = try state.value(forKey: key, in: Self.byID).map(RestaurantRow.init) {
         try state.delete(forKey: key, in: Self.byID)
         try state.delete(forKey: ProjectionKeys.name(row.name, id: row.id), in: Self.byName)
       }
-    default:
-      break
     }
-    if event.stream == RestaurantBookingStreams.catalog {
+    if same(event.stream.rawValue, RestaurantBookingStreams.catalog.rawValue) {
       try state.put(ProjectionKeys.uint64(event.version), forKey: Self.catalogVersionKey, in: Self.meta)
     }
   }
+
+  /// `a == b`, comparing the UTF-8 lengths (known without reading the text) first. Exact when `b`
+  /// is ASCII without `K`, `;` or `` ` `` (the only ASCII characters with a non-ASCII canonical
+  /// equivalent), as every type name and stream ID compared here is.
+  @inline(__always)
+  private func same(_ a: String, _ b: String) -> Bool { a.utf8.count == b.utf8.count && a == b }
 
   /// Stores `row` in both tables, dropping its old name-order key when the name changed.
   private func put(_ row: RestaurantRow, in state: ProjectionState) throws {
