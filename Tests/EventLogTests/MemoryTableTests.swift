@@ -6,7 +6,7 @@ import Testing
 struct MemoryTableTests {
   @Test("random puts, overwrites and removals agree with a Dictionary", arguments: [1, 2, 3, 4])
   func modelCheck(seed: UInt64) {
-    var generator = SplitMix(seed: seed)
+    var generator = SplitMix64(seed: seed)
     let table = MemoryTable(name: "t")
     var model: [[UInt8]: [UInt8]] = [:]
     // Few distinct keys, so probe runs collide, wrap around and are shifted back by removals.
@@ -52,17 +52,5 @@ struct MemoryTableTests {
   /// Keys like a projection's: a shared prefix and a varying tail (big-endian).
   static func key(_ index: Int) -> [UInt8] {
     Array("booking-".utf8) + withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) }
-  }
-
-  struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var z = state
-      z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-      return z ^ (z >> 31)
-    }
   }
 }
