@@ -12,10 +12,20 @@ public final class Console: Sendable {
   private let buffer = Mutex<[UInt8]>([])
   /// Whether standard error is a terminal (progress is shown only then).
   public let errorIsTerminal: Bool
+  /// Where standard error goes instead of file descriptor 2 (tests).
+  private let errorSink: (@Sendable ([UInt8]) -> Void)?
 
   /// The process's own streams.
   public init() {
     errorIsTerminal = isatty(2) != 0
+    errorSink = nil
+  }
+
+  /// A console whose standard error goes to `errorSink`, as if it were a terminal or not (for
+  /// tests of progress output).
+  init(errorIsTerminal: Bool, errorSink: @escaping @Sendable ([UInt8]) -> Void) {
+    self.errorIsTerminal = errorIsTerminal
+    self.errorSink = errorSink
   }
 
   /// Writes `text` to standard output (buffered; see ``flush()``).
@@ -41,7 +51,8 @@ public final class Console: Sendable {
 
   /// Writes a line to standard error at once.
   public func error(_ text: String, terminator: String = "\n") {
-    Self.writeAll(Array((text + terminator).utf8), to: 2)
+    let bytes = Array((text + terminator).utf8)
+    if let errorSink { errorSink(bytes) } else { Self.writeAll(bytes, to: 2) }
   }
 
   /// Reads all of standard input.
@@ -57,18 +68,28 @@ public final class Console: Sendable {
 }
 
 /// Shows progress of long work on standard error: rate and estimated time left, only when
-/// standard error is a terminal and the work has run for more than a second.
+/// standard error is a terminal and the work has run for more than a second (by default), at most
+/// five lines a second, each overwriting the last (`\r` … erase to end of line).
 public final class ProgressReporter: Sendable {
   private let console: Console
   private let label: String
   private let clock = ContinuousClock()
   private let start: ContinuousClock.Instant
+  private let delay: Duration
+  private let interval: Duration
   private let state = Mutex<(lastShown: ContinuousClock.Instant?, shown: Bool)>((nil, false))
 
   /// Starts reporting `label`.
-  public init(_ label: String, console: Console) {
+  /// - Parameters:
+  ///   - delay: how long the work must have run before the first line (short work shows none).
+  ///   - interval: the shortest time between two lines.
+  public init(
+    _ label: String, console: Console, delay: Duration = .seconds(1), interval: Duration = .milliseconds(200)
+  ) {
     self.console = console
     self.label = label
+    self.delay = delay
+    self.interval = interval
     self.start = ContinuousClock().now
   }
 
@@ -77,9 +98,9 @@ public final class ProgressReporter: Sendable {
     guard console.errorIsTerminal else { return }
     let now = clock.now
     let elapsed = now - start
-    guard elapsed > .seconds(1) else { return }
+    guard elapsed >= delay else { return }
     let show = state.withLock { state -> Bool in
-      if let last = state.lastShown, now - last < .milliseconds(200) { return false }
+      if let last = state.lastShown, now - last < interval { return false }
       state.lastShown = now
       state.shown = true
       return true
