@@ -1,6 +1,7 @@
-import EventLog
 import Foundation
 import Testing
+
+@testable import EventLog
 
 @Suite("Appends")
 struct AppendTests {
@@ -182,6 +183,28 @@ struct AppendTests {
     // The writer goes on working.
     try await store.append([try note("after")], to: "s")
     #expect(try store.head() == 2)
+  }
+
+  @Test("appends that wait while a commit runs share the next commit (group commit)")
+  func groupCommitShares() async throws {
+    let dir = TemporaryDirectory()
+    // Durable commits (an fsync each) are slow enough for the other callers to queue up.
+    let store = try EventStore(path: dir.environment(), projections: [NotesProjection()])
+    let before = store.environment.info().lastTransaction
+    try await withThrowingTaskGroup(of: Void.self) { group in
+      for task in 0..<32 {
+        group.addTask {
+          for index in 0..<10 {
+            try await store.append([try note("\(task)-\(index)")], to: StreamID("writer-\(task)"))
+          }
+        }
+      }
+      try await group.waitForAll()
+    }
+    let commits = store.environment.info().lastTransaction - before
+    #expect(try store.head() == 320)
+    // One commit per append would be 320; the callers that queue share commits.
+    #expect(commits < 160, "320 appends took \(commits) commits")
   }
 
   @Test("a projection failure in a group commit fails only the append that carried it")
