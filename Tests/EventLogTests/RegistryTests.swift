@@ -52,6 +52,49 @@ struct RegistryTests {
     #expect(ISO8601.date(from: "2026-11-30T19:30:00+01:00") == ISO8601.date(from: "2026-11-30T18:30:00Z"))
     #expect(ISO8601.date(from: "tomorrow") == nil)
     #expect(ISO8601.date(from: "2026-13-01T00:00:00Z") == nil)
+    #expect(ISO8601.date(from: "2026-11-30t18:30:00z") == ISO8601.date(from: "2026-11-30T18:30:00Z"))
+    #expect(ISO8601.date(from: "2026-11-30T18:30:00.1234567Z")?.timeIntervalSince1970 == 1_796_063_400.123456)
+    #expect(ISO8601.date(from: "1969-12-31T23:59:59.5Z")?.timeIntervalSince1970 == -0.5)
+    #expect(ISO8601.date(from: "2024-02-29T00:00:00Z") != nil, "a leap day")
+  }
+
+  @Test(
+    "malformed or impossible date-times are refused",
+    arguments: [
+      "", "2026-11-30", "2026-11-30T18:30Z", "2026-11-30T18:30:00", "2026-11-30T18:30:00.Z",
+      "2026-11-30T18:30:00Zjunk", "2026-11-30 18:30:00Z", "2025-02-29T00:00:00Z", "2026-04-31T00:00:00Z",
+      "2026-11-30T24:00:00Z", "2026-11-30T18:60:00Z", "2026-11-30T18:30:60Z", "2026-00-10T00:00:00Z",
+      "2026-11-30T18:30:00+0100", "2026-11-30T18:30:00+24:00", "２026-11-30T18:30:00Z",
+      "2026-11-30T18:30:00.５Z",
+    ])
+  func iso8601Refused(text: String) {
+    #expect(ISO8601.date(from: text) == nil, "\(text)")
+  }
+
+  @Test("the parser agrees with Foundation's ISO8601DateFormatter on 2,000 random date-times")
+  func iso8601AgreesWithFoundation() throws {
+    var random = SplitMix64(seed: 8601)
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    let offsets = ["Z", "+00:00", "+05:30", "-08:00", "+14:00", "-12:00"]
+    for _ in 0..<2_000 {
+      // Whole seconds from 1900 to 2100, in UTC or with an offset.
+      let seconds = -2_208_988_800 + Int64(random.next() % 6_311_433_600)
+      let utc = formatter.string(from: Date(timeIntervalSince1970: Double(seconds)))
+      let offset = offsets[Int(random.next() % UInt64(offsets.count))]
+      let text = String(utc.dropLast()) + offset
+      let expected = try #require(formatter.date(from: text), "\(text)")
+      #expect(ISO8601.date(from: text) == expected, "\(text)")
+      // With a fraction: the same instant plus the fraction, to the microsecond.
+      let micros = Int(random.next() % 1_000_000)
+      let fraction = String(String(micros + 1_000_000).dropFirst())
+      let parsed = try #require(ISO8601.date(from: String(utc.dropLast()) + "." + fraction + offset))
+      #expect(
+        abs(parsed.timeIntervalSince1970 - expected.timeIntervalSince1970 - Double(micros) / 1e6) < 1e-6,
+        "\(text) .\(fraction)")
+      let reparsed = try #require(ISO8601.date(from: ISO8601.string(from: parsed)))
+      #expect(ISO8601.string(from: reparsed) == ISO8601.string(from: parsed), "a round trip is stable")
+    }
   }
 }
 
