@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import RestaurantBooking
+import StressSupport
 import Synchronization
 import Testing
 

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import RestaurantBooking
+import StressSupport
 import Synchronization
 import Testing
 
@@ -352,38 +353,6 @@ func audit(
 }
 
 // MARK: - Fingerprints
-
-/// FNV-1a, 64 bits, as `eventlog-stress` prints it.
-struct FNV1a64 {
-  private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
-
-  mutating func add<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
-    for byte in bytes {
-      value ^= UInt64(byte)
-      value = value &* 0x0000_0100_0000_01b3
-    }
-  }
-
-  mutating func add(_ integer: UInt64) {
-    withUnsafeBytes(of: integer.littleEndian) { add($0) }
-  }
-
-  mutating func add(_ text: String) {
-    add(UInt64(text.utf8.count))
-    add(text.utf8)
-  }
-
-  static func hash<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64 {
-    var hasher = FNV1a64()
-    hasher.add(bytes)
-    return hasher.value
-  }
-
-  var hex: String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: 16 - digits.count) + digits
-  }
-}
 
 /// The fingerprint `eventlog-stress read-loop` prints: FNV-1a 64 of (sequence, id, payload) of
 /// events `1...last`, in order.

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import RestaurantBooking
+import StressSupport
 import Synchronization
 
 /// `eventlog-stress append`: appends a seeded mix of domain events (single events, batches on the
@@ -112,13 +113,6 @@ final class Counter: Sendable {
 struct StressFailure: Error, CustomStringConvertible {
   var description: String
   init(_ description: String) { self.description = description }
-}
-
-extension FNV1a64 {
-  init<Bytes: Sequence<UInt8>>(hashing bytes: Bytes) {
-    self.init()
-    add(bytes)
-  }
 }
 
 /// Domain-like appends that the projections accept: bookings created and deleted, restaurants

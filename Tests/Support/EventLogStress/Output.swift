@@ -45,34 +45,6 @@ enum Output {
   }
 }
 
-/// FNV-1a, 64 bits: the payload fingerprint printed for each acknowledged event (the tests
-/// compute the same).
-struct FNV1a64 {
-  private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
-
-  mutating func add<Bytes: Sequence<UInt8>>(_ bytes: Bytes) {
-    for byte in bytes {
-      value ^= UInt64(byte)
-      value = value &* 0x0000_0100_0000_01b3
-    }
-  }
-
-  mutating func add(_ integer: UInt64) {
-    withUnsafeBytes(of: integer.littleEndian) { add($0) }
-  }
-
-  static func hash<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64 {
-    var hasher = FNV1a64()
-    hasher.add(bytes)
-    return hasher.value
-  }
-
-  var hex: String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: 16 - digits.count) + digits
-  }
-}
-
 /// SplitMix64: a small seeded generator, so a run can be repeated.
 struct SplitMix64: RandomNumberGenerator {
   private var state: UInt64
