@@ -6,7 +6,8 @@ public struct HTTPRequest: Sendable {
   public var url: URL
   /// Request headers, sent in this order.
   public var headers: [HTTPHeader]
-  /// The longest the whole exchange (connect, send, receive) may take.
+  /// The longest the whole exchange (connect, send, receive) may take; at most 2³¹ − 1 ms (about
+  /// 24.8 days), longer ones are clamped.
   public var timeout: Duration
   /// The largest response body accepted, in bytes. A `Content-Length` above it is refused before
   /// the body is read; an undeclared body is cut off at the first byte past it.

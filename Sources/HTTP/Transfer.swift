@@ -26,10 +26,11 @@ final class Transfer {
       return .failure(
         .transport(code: Int(Self.globalInit.rawValue), message: "libcurl could not initialize"))
     }
-    guard let handle = curl_easy_init() else {
-      return .failure(.transport(code: -1, message: "libcurl could not create a transfer"))
-    }
-    defer { curl_easy_cleanup(handle) }
+    // The error buffer and the header list must outlive the handle (libcurl may use them until
+    // `curl_easy_cleanup`): they are created first, so their deferred frees run after it.
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+    defer { errorBuffer.deallocate() }
+    errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     var headers: UnsafeMutablePointer<curl_slist>?
     defer { curl_slist_free_all(headers) }
     for header in request.headers {
@@ -40,12 +41,14 @@ final class Transfer {
       }
       headers = appended
     }
-    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
-    defer { errorBuffer.deallocate() }
-    errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+    guard let handle = curl_easy_init() else {
+      return .failure(.transport(code: -1, message: "libcurl could not create a transfer"))
+    }
+    defer { curl_easy_cleanup(handle) }
 
     let context = Unmanaged.passUnretained(self).toOpaque()
-    let timeoutMilliseconds = max(1, Int(request.timeout / .milliseconds(1)))
+    // Clamped: a timeout of centuries must not trap in the conversion to a C long.
+    let timeoutMilliseconds = Int(min(max(request.timeout / .milliseconds(1), 1), Double(Int32.max)))
     var options: [CURLcode] = [
       ccurl_setopt_string(handle, CURLOPT_URL, request.url.absoluteString),
       ccurl_setopt_long(handle, CURLOPT_HTTPGET, 1),

@@ -104,6 +104,14 @@ struct HTTPClientTests {
     #expect(clock.now - start < .seconds(20))
   }
 
+  @Test("a timeout far beyond a C long is clamped, not a crash")
+  func hugeTimeout() async throws {
+    let server = try LoopbackHTTPServer { _ in .json("[]") }
+    defer { server.stop() }
+    let request = HTTPRequest(url: server.baseURL, timeout: .seconds(Int64.max), usesEnvironmentProxy: false)
+    #expect(try await HTTPClient.get(request).status == 200)
+  }
+
   @Test("cancelling the calling task ends the exchange with cancelled")
   func cancellation() async throws {
     let server = try LoopbackHTTPServer { _ in .delayed(.seconds(60), .json("[]")) }
