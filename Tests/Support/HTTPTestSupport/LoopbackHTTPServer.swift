@@ -120,14 +120,16 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
   }
 
   /// Stops accepting; connections in progress end with their handler.
+  ///
+  /// The listening socket is shut down here but closed by the accept thread when it leaves its
+  /// loop: closing it here would free its descriptor number while that thread may still poll it,
+  /// and a server created meanwhile by a test running in parallel could get the same number and
+  /// have its connections accepted (and answered) by this one.
   public func stop() {
     if stopped.compareExchange(expected: false, desired: true, ordering: .sequentiallyConsistent).exchanged {
       shutdown(socket, Int32(SHUT_RDWR))
-      close(socket)
     }
   }
-
-  deinit { stop() }
 
   private var isDone: Bool {
     stopped.load(ordering: .sequentiallyConsistent) || ContinuousClock.now >= deadline
@@ -146,6 +148,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
       thread.start()
     }
     stop()
+    close(socket)  // only here: see stop()
   }
 
   private func serve(_ connection: Int32) {
