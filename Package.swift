@@ -55,27 +55,28 @@ let package = Package(
     // Test support: a process that appends, reads or holds a reader, for crash and concurrency tests.
     .executableTarget(
       name: "EventLogStress",
-      dependencies: ["EventLog", "RestaurantBooking", "StressSupport"],
+      dependencies: ["EventLog", "RestaurantBooking", "TestKit"],
       path: "Tests/Support/EventLogStress"
     ),
     // Fuzz target for the record and payload decoders (built by .ci/fuzz with the fuzzer sanitizer).
     .executableTarget(name: "EventLogFuzz", dependencies: ["EventLog"], path: "Tests/Fuzz/EventLogFuzz"),
     // Test support: the fingerprint eventlog-stress prints and the reliability tests recompute.
-    .target(name: "StressSupport", path: "Tests/Support/StressSupport"),
+    .target(name: "TestKit", path: "Tests/Support/TestKit"),
     // Test support: a loopback HTTP server that answers what a test says, and can misbehave.
     .target(name: "HTTPTestSupport", path: "Tests/Support/HTTPTestSupport"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),
-    .testTarget(name: "EventLogTests", dependencies: ["EventLog", "LMDB"]),
+    .testTarget(name: "EventLogTests", dependencies: ["EventLog", "LMDB", "TestKit"]),
     .testTarget(
       name: "RestaurantBookingTests", dependencies: ["RestaurantBooking", "EventLog", "HTTPTestSupport"]),
     .testTarget(name: "EventLogCLITests", dependencies: ["EventLogCLI", "EventLog", "RestaurantBooking"]),
     // Crashes (kill -9), map growth and dead readers across processes, concurrency.
     .testTarget(
-      name: "ReliabilityTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB", "StressSupport"]),
+      name: "ReliabilityTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB", "TestKit"]),
     // Damage, hostile remotes, secrets and permissions, decoder fuzz regressions, model check.
     .testTarget(
-      name: "HardeningTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB", "HTTPTestSupport"]),
+      name: "HardeningTests",
+      dependencies: ["EventLog", "RestaurantBooking", "LMDB", "HTTPTestSupport", "TestKit"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -1,4 +1,5 @@
 import EventLog
+import TestKit
 import Testing
 
 #if canImport(FoundationEssentials)
@@ -838,19 +839,13 @@ extension BinaryCodingTests {
 
   /// A small deterministic generator (SplitMix64) for reproducible fuzzing.
   struct FuzzGenerator {
-    var state: UInt64
+    private var random: SplitMix64
 
     init(seed: UInt64) {
-      state = seed
+      random = SplitMix64(seed: seed)
     }
 
-    mutating func next() -> UInt64 {
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var mixed = state
-      mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-      return mixed ^ (mixed >> 31)
-    }
+    mutating func next() -> UInt64 { random.next() }
 
     mutating func next(below bound: Int) -> Int {
       Int(next() % UInt64(bound))

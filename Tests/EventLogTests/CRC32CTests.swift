@@ -1,4 +1,5 @@
 import EventLog
+import TestKit
 import Testing
 
 @Suite("CRC32C")
@@ -97,13 +98,7 @@ extension CRC32CTests {
 
   /// Deterministic bytes from a SplitMix64 generator.
   static func pseudoRandomBytes(count: Int, seed: UInt64) -> [UInt8] {
-    var state = seed
-    return (0..<count).map { _ in
-      state &+= 0x9E37_79B9_7F4A_7C15
-      var mixed = state
-      mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-      mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-      return UInt8(truncatingIfNeeded: mixed ^ (mixed >> 31))
-    }
+    var random = SplitMix64(seed: seed)
+    return (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) }
   }
 }

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import RestaurantBooking
+import TestKit
 import Testing
 
 /// Item 3: bytes flipped inside stored records are found by `verify` (the library's and the
@@ -98,7 +99,7 @@ struct DamageTests {
     try FileManager.default.createDirectory(
       atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     let data = URL(fileURLWithPath: path).appendingPathComponent("data.mdb")
-    var generator = SeededGenerator(seed: 42)
+    var generator = SplitMix64(seed: 42)
     switch kind {
     case .randomBytes:
       try Data((0..<65_536).map { _ in UInt8.random(in: 0...255, using: &generator) }).write(to: data)
@@ -206,7 +207,7 @@ struct HardeningNote: EventPayload, Equatable {
 func makeLogWithMarkers(at path: String, notes: Int = 10) async throws -> [UInt64: String] {
   var store: EventStore? = try openDomainStore(path)
   let source = InMemoryRestaurantSource()
-  var generator = SeededGenerator(seed: 7)
+  var generator = SplitMix64(seed: 7)
   source.set([
     RemoteRestaurant(id: generator.uuid(), name: "Pasta Palace", cuisine: "Italian"),
     RemoteRestaurant(id: generator.uuid(), name: "Sushi Sensation", cuisine: "Japanese"),

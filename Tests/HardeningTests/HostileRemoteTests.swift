@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import HTTPTestSupport
 import RestaurantBooking
+import TestKit
 import Testing
 
 /// Item 7: a hostile PostgREST (a loopback server of ours) gets a clear error, bounded memory and
@@ -20,7 +21,7 @@ struct HostileRemoteTests {
     var store: EventStore? = try openDomainStore(scratch.path("store"))
     defer { _ = scratch }
     let seeded = InMemoryRestaurantSource()
-    var generator = SeededGenerator(seed: 3)
+    var generator = SplitMix64(seed: 3)
     seeded.set([
       RemoteRestaurant(id: generator.uuid(), name: "Pasta Palace", cuisine: "Italian"),
       RemoteRestaurant(id: generator.uuid(), name: "Sushi Sensation", cuisine: "Japanese"),
@@ -194,7 +195,7 @@ struct HostileRemoteTests {
 
   @Test("a connection dropped mid-body: an error, even when the part received is valid JSON")
   func droppedMidBody() async throws {
-    var generator = SeededGenerator(seed: 11)
+    var generator = SplitMix64(seed: 11)
     let rows = (0..<20).map { RemoteRestaurant(id: generator.uuid(), name: "R\($0)", cuisine: "Thai") }
     let full = Array(restaurantsJSON(rows).utf8)
     let validPrefix = Array(restaurantsJSON(Array(rows.prefix(5))).utf8)

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import RestaurantBooking
+import TestKit
 import Testing
 
 /// Item 10: seeded random sequences of syncs, bookings, reopenings, replays and rebuilds against a
@@ -67,7 +68,7 @@ struct ModelRun {
 
   let seed: UInt64
   let trace: Bool
-  var generator: SeededGenerator
+  var generator: SplitMix64
   let scratch = ScratchDirectory("model")
   let source = InMemoryRestaurantSource()
   var store: EventStore?
@@ -86,7 +87,7 @@ struct ModelRun {
   init(seed: UInt64, trace: Bool) {
     self.seed = seed
     self.trace = trace
-    generator = SeededGenerator(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 1)
+    generator = SplitMix64(seed: seed &* 0x2545_F491_4F6C_DD1D &+ 1)
   }
 
   var path: String { scratch.path("store") }

@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import HTTPTestSupport
 import RestaurantBooking
+import TestKit
 import Testing
 
 /// Item 8: a canary API key used for successful and failing syncs appears in no output, error,
@@ -12,7 +13,7 @@ struct SecretsTests {
   /// request, and every request after `failAfter` requests, with a 401 whose message echoes the
   /// key it was sent (as a careless server might).
   static func server(key: String) throws -> LoopbackHTTPServer {
-    var generator = SeededGenerator(seed: 5)
+    var generator = SplitMix64(seed: 5)
     let rows = [
       RemoteRestaurant(id: generator.uuid(), name: "Pasta Palace", cuisine: "Italian"),
       RemoteRestaurant(id: generator.uuid(), name: "Sushi Sensation", cuisine: "Japanese"),

@@ -1,8 +1,8 @@
 import EventLog
 import Foundation
 import RestaurantBooking
-import StressSupport
 import Synchronization
+import TestKit
 import Testing
 
 extension Reliability {

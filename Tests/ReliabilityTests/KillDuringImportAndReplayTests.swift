@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import LMDB
 import RestaurantBooking
+import TestKit
 import Testing
 
 extension Reliability {

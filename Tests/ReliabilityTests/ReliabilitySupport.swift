@@ -1,8 +1,8 @@
 import EventLog
 import Foundation
 import RestaurantBooking
-import StressSupport
 import Synchronization
+import TestKit
 import Testing
 
 #if canImport(Glibc)
@@ -421,22 +421,6 @@ private func dump(_ view: ProjectionView, _ table: String) throws -> [[UInt8]: [
 }
 
 // MARK: - Random numbers and domain events
-
-/// SplitMix64: a small seeded generator, so that a run can be repeated.
-struct SplitMix64: RandomNumberGenerator {
-  private var state: UInt64
-
-  init(seed: UInt64) { state = seed }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9e37_79b9_7f4a_7c15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-    z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-    return z ^ (z >> 31)
-  }
-}
-
 /// Domain events for fixtures: restaurants added, renamed and removed on the catalog stream,
 /// bookings created and deleted, with dates on whole seconds (so that an export and import keep
 /// every payload byte).

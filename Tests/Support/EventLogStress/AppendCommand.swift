@@ -1,8 +1,8 @@
 import EventLog
 import Foundation
 import RestaurantBooking
-import StressSupport
 import Synchronization
+import TestKit
 
 /// `eventlog-stress append`: appends a seeded mix of domain events (single events, batches on the
 /// catalog stream, atomic multi-stream appends) from several tasks, and prints each event once its

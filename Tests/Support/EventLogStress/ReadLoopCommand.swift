@@ -1,6 +1,6 @@
 import EventLog
 import Foundation
-import StressSupport
+import TestKit
 
 /// `eventlog-stress read-loop`: reads the log continuously while another process appends (and
 /// grows the map), checking that it is gap-free and that every record's checksum holds.
