@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import TestKit
 import Testing
 
 @testable import EventLog

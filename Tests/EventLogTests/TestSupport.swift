@@ -2,27 +2,6 @@ import EventLog
 import Foundation
 import LMDB
 import Testing
-
-/// A temporary directory for one test's environment, removed when the test ends.
-final class TemporaryDirectory: Sendable {
-  let url: URL
-  var path: String { url.path }
-
-  init() {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent("eventlog-tests-\(UUID().uuidString)")
-  }
-
-  /// A path for an environment inside the directory (not created yet).
-  func environment(_ name: String = "store") -> String {
-    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url.appendingPathComponent(name).path
-  }
-
-  deinit {
-    try? FileManager.default.removeItem(at: url)
-  }
-}
-
 extension EventStore.Options {
   /// Test options: no flush per commit (the tests that need durability say so).
   static var fast: EventStore.Options {

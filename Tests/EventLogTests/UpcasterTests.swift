@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import TestKit
 import Testing
 
 @Suite("Schema versions")

@@ -14,7 +14,7 @@ struct DamageTests {
 
   @Test("flipped bytes in two records: verify and reads name them, the other events stay readable")
   func flippedRecordBytes() async throws {
-    let scratch = ScratchDirectory("damage")
+    let scratch = TemporaryDirectory("damage")
     let path = scratch.path("store")
     let markers = try await makeLogWithMarkers(at: path)
 
@@ -95,7 +95,7 @@ struct DamageTests {
   }
 
   /// Writes the foreign `data.mdb` into a new environment directory at `path`.
-  static func makeForeign(_ kind: Foreign, at path: String, scratch: ScratchDirectory) async throws {
+  static func makeForeign(_ kind: Foreign, at path: String, scratch: TemporaryDirectory) async throws {
     try FileManager.default.createDirectory(
       atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
     let data = URL(fileURLWithPath: path).appendingPathComponent("data.mdb")
@@ -123,7 +123,7 @@ struct DamageTests {
     "a foreign or truncated data.mdb: the eventlog binary exits 1 with Error: naming the path",
     arguments: Foreign.allCases)
   func foreignFileBinary(_ kind: Foreign) async throws {
-    let scratch = ScratchDirectory("foreign")
+    let scratch = TemporaryDirectory("foreign")
     let path = scratch.path("store")
     try await Self.makeForeign(kind, at: path, scratch: scratch)
     var commands = [["stats"], ["verify"], ["log", "--json"]]
@@ -145,7 +145,7 @@ struct DamageTests {
     "a foreign data.mdb: EventStore.init throws an error naming the path",
     arguments: Foreign.allCases.filter { !$0.isTruncatedCopy && $0 != .emptyFile })
   func foreignFileInit(_ kind: Foreign) async throws {
-    let scratch = ScratchDirectory("foreign")
+    let scratch = TemporaryDirectory("foreign")
     let path = scratch.path("store")
     try await Self.makeForeign(kind, at: path, scratch: scratch)
     for readOnly in [false, true] {
@@ -161,7 +161,7 @@ struct DamageTests {
 
   @Test("an empty data.mdb: EventStore.init fails read-only naming the path, or starts a new log")
   func emptyFileInit() async throws {
-    let scratch = ScratchDirectory("foreign")
+    let scratch = TemporaryDirectory("foreign")
     let path = scratch.path("store")
     try await Self.makeForeign(.emptyFile, at: path, scratch: scratch)
     var options = EventStore.Options.hardening
@@ -181,7 +181,7 @@ struct DamageTests {
     "a truncated data.mdb: EventStore.init throws an error naming the path",
     arguments: [Foreign.truncatedToTwoPages, .truncatedToHalf])
   func truncatedFileInit(_ kind: Foreign) async throws {
-    let scratch = ScratchDirectory("foreign")
+    let scratch = TemporaryDirectory("foreign")
     let path = scratch.path("store")
     try await Self.makeForeign(kind, at: path, scratch: scratch)
     #expect {

@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import RestaurantBooking
 import Synchronization
+import TestKit
 import Testing
 
 #if canImport(Glibc)
@@ -17,23 +18,6 @@ enum HardeningMode {
   /// `quick` normally, `full` with `EVENTLOG_FULL=1`.
   static func pick<T>(quick: T, full: T) -> T { Self.full ? full : quick }
 }
-
-/// A temporary directory for one test, removed when the value is released.
-final class ScratchDirectory: Sendable {
-  let url: URL
-  var path: String { url.path }
-
-  init(_ label: String = "hardening") {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
-    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-  }
-
-  /// A path inside the directory (not created).
-  func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-  deinit { try? FileManager.default.removeItem(at: url) }
-}
-
 extension EventStore.Options {
   /// No flush per commit: the hardening tests never test power loss.
   static var hardening: EventStore.Options {
@@ -114,7 +98,7 @@ func runChild(
   _ executable: String, _ arguments: [String], environment: [String: String] = [:],
   in directory: String? = nil
 ) throws -> ChildRun {
-  let scratch = ScratchDirectory("child")
+  let scratch = TemporaryDirectory("child")
   let process = Process()
   process.executableURL = URL(fileURLWithPath: executable)
   process.arguments = arguments

@@ -17,7 +17,7 @@ struct HostileRemoteTests {
   static func refreshFails(
     from server: LoopbackHTTPServer, timeout: Duration = .seconds(10), key: String = "hostile-key"
   ) async throws -> RestaurantSyncError {
-    let scratch = ScratchDirectory("hostile")
+    let scratch = TemporaryDirectory("hostile")
     var store: EventStore? = try openDomainStore(scratch.path("store"))
     defer { _ = scratch }
     let seeded = InMemoryRestaurantSource()

@@ -69,7 +69,7 @@ struct ModelRun {
   let seed: UInt64
   let trace: Bool
   var generator: SplitMix64
-  let scratch = ScratchDirectory("model")
+  let scratch = TemporaryDirectory("model")
   let source = InMemoryRestaurantSource()
   var store: EventStore?
   var restaurants: EventSourcedRestaurantRepository?

@@ -52,7 +52,7 @@ struct SecretsTests {
   func repository() async throws {
     let key = "canary-\(UUID().uuidString)"
     let server = try Self.server(key: key)
-    let scratch = ScratchDirectory("secrets")
+    let scratch = TemporaryDirectory("secrets")
     let path = scratch.path("store")
     var store: EventStore? = try openDomainStore(path)
     var texts: [String] = []
@@ -109,7 +109,7 @@ struct SecretsTests {
   func binary() async throws {
     let key = "canary-\(UUID().uuidString)"
     let server = try Self.server(key: key)
-    let scratch = ScratchDirectory("secrets")
+    let scratch = TemporaryDirectory("secrets")
     let path = scratch.path("store")
     let url = server.baseURL.absoluteString
     var runs: [(String, ChildRun)] = []
@@ -153,7 +153,7 @@ struct SecretsTests {
   func permissions() throws {
     let key = "canary-\(UUID().uuidString)"
     let server = try Self.server(key: key)
-    let scratch = ScratchDirectory("umask")
+    let scratch = TemporaryDirectory("umask")
     let path = scratch.path("store")
     let run = try EventLogBinary.run(
       ["--db", path, "restaurants", "sync", "--from", server.baseURL.absoluteString, "--api-key", key],

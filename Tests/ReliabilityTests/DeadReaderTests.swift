@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import LMDB
+import TestKit
 import Testing
 
 extension Reliability {

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import RestaurantBooking
+import TestKit
 import Testing
 
 extension Reliability {

@@ -40,28 +40,6 @@ func report(_ test: String, _ figures: String) {
 }
 
 // MARK: - Environments
-
-/// A temporary directory for one test, removed when the test ends.
-final class TemporaryDirectory: Sendable {
-  let url: URL
-  var path: String { url.path }
-
-  init() {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "eventlog-reliability-\(UUID().uuidString)")
-    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-  }
-
-  /// A path for an environment inside the directory (not created yet).
-  func environment(_ name: String = "store") -> String {
-    url.appendingPathComponent(name).path
-  }
-
-  deinit {
-    try? FileManager.default.removeItem(at: url)
-  }
-}
-
 extension EventStore.Options {
   /// No flush per commit: a process crash (not a power loss) keeps every returned commit.
   static var noSync: EventStore.Options {

@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import TestKit
 import Testing
 
 @testable import RestaurantBooking

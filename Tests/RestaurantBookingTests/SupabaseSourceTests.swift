@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import HTTPTestSupport
+import TestKit
 import Testing
 
 @testable import RestaurantBooking

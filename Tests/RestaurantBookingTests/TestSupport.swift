@@ -1,36 +1,9 @@
 import EventLog
 import Foundation
+import TestKit
 import Testing
 
 @testable import RestaurantBooking
-
-/// A temporary directory for one test's environment, removed when the test ends.
-final class TemporaryDirectory: Sendable {
-  let url: URL
-  var path: String { url.path }
-
-  init() {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent(
-      "restaurant-booking-tests-\(UUID().uuidString)")
-    try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-  }
-
-  /// A path for an environment inside the directory (not created yet).
-  func environment(_ name: String = "store") -> String {
-    url.appendingPathComponent(name).path
-  }
-
-  /// Writes `data` to a file in the directory and returns its path.
-  func file(_ name: String, _ data: Data) throws -> String {
-    let fileURL = url.appendingPathComponent(name)
-    try data.write(to: fileURL)
-    return fileURL.path
-  }
-
-  deinit {
-    try? FileManager.default.removeItem(at: url)
-  }
-}
 
 extension EventStore.Options {
   /// Test options: no flush per commit.
