@@ -166,14 +166,7 @@ struct BinaryCursor {
 
   mutating func readString() throws(BinaryReadFailure) -> String {
     let range = try readLengthPrefixed("String")
-    if range.isEmpty {
-      return ""
-    }
-    let utf8 = UnsafeRawBufferPointer(rebasing: buffer[range])
-    var string = utf8.withMemoryRebound(to: UInt8.self) { String(decoding: $0, as: UTF8.self) }
-    // `String(decoding:as:)` replaces ill-formed sequences with U+FFFD instead of failing; a replacement
-    // always changes the bytes, so comparing them detects invalid input without a second validation pass.
-    guard string.withUTF8({ BinaryCodingSupport.bytesEqual(UnsafeRawBufferPointer($0), utf8) }) else {
+    guard let string = UTF8Validation.string(UnsafeRawBufferPointer(rebasing: buffer[range])) else {
       throw BinaryReadFailure(offset: range.lowerBound, reason: .invalidUTF8, subject: "String")
     }
     return string
