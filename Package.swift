@@ -60,8 +60,8 @@ let package = Package(
     ),
     // Fuzz target for the record and payload decoders (built by .ci/fuzz with the fuzzer sanitizer).
     .executableTarget(name: "EventLogFuzz", dependencies: ["EventLog"], path: "Tests/Fuzz/EventLogFuzz"),
-    // Test support shared by the tests and eventlog-stress: temporary directories, the FNV-1a
-    // fingerprint, SplitMix64.
+    // Test support shared by the tests and eventlog-stress: temporary directories, running a
+    // child process, the FNV-1a fingerprint, SplitMix64.
     .target(name: "TestKit", path: "Tests/Support/TestKit"),
     // Test support: a loopback HTTP server that answers what a test says, and can misbehave.
     .target(name: "HTTPTestSupport", path: "Tests/Support/HTTPTestSupport"),
@@ -71,7 +71,8 @@ let package = Package(
     .testTarget(
       name: "RestaurantBookingTests",
       dependencies: ["RestaurantBooking", "EventLog", "HTTPTestSupport", "TestKit"]),
-    .testTarget(name: "EventLogCLITests", dependencies: ["EventLogCLI", "EventLog", "RestaurantBooking"]),
+    .testTarget(
+      name: "EventLogCLITests", dependencies: ["EventLogCLI", "EventLog", "RestaurantBooking", "TestKit"]),
     // Crashes (kill -9), map growth and dead readers across processes, concurrency.
     .testTarget(
       name: "ReliabilityTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB", "TestKit"]),

@@ -1,14 +1,9 @@
 import Foundation
+import TestKit
 import Testing
 
 /// The outcome of one run of the built `eventlog` binary.
-struct Run: CustomStringConvertible {
-  var status: Int32
-  var stdout: String
-  var stderr: String
-
-  var description: String { "status \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
-}
+typealias Run = ChildRun
 
 /// Runs the built `eventlog` executable, as a user would.
 struct EventLogBinary {
@@ -45,42 +40,9 @@ struct EventLogBinary {
   func run(
     _ arguments: [String], input: String? = nil, environment: [String: String] = [:], useDatabase: Bool = true
   ) throws -> Run {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: Self.path)
-    process.arguments = (useDatabase ? ["--db", database] : []) + arguments
-    var env = ProcessInfo.processInfo.environment
-    env["EVENTLOG_DB"] = nil
-    env["SUPABASE_ANON_KEY"] = nil
-    for (key, value) in environment { env[key] = value }
-    process.environment = env
-    process.currentDirectoryURL = directory
-    let id = UUID().uuidString
-    let outURL = directory.appendingPathComponent("out-\(id)")
-    let errURL = directory.appendingPathComponent("err-\(id)")
-    _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-    _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-    let out = try FileHandle(forWritingTo: outURL)
-    let err = try FileHandle(forWritingTo: errURL)
-    process.standardOutput = out
-    process.standardError = err
-    if let input {
-      let inURL = directory.appendingPathComponent("in-\(id)")
-      try Data(input.utf8).write(to: inURL)
-      process.standardInput = try FileHandle(forReadingFrom: inURL)
-    } else {
-      process.standardInput = FileHandle.nullDevice
-    }
-    try process.run()
-    process.waitUntilExit()
-    try out.close()
-    try err.close()
-    let result = Run(
-      status: process.terminationStatus,
-      stdout: String(decoding: try Data(contentsOf: outURL), as: UTF8.self),
-      stderr: String(decoding: try Data(contentsOf: errURL), as: UTF8.self))
-    try? FileManager.default.removeItem(at: outURL)
-    try? FileManager.default.removeItem(at: errURL)
-    return result
+    try runChild(
+      Self.path, (useDatabase ? ["--db", database] : []) + arguments, environment: environment,
+      in: directory.path, input: input.map { Data($0.utf8) })
   }
 
   /// Writes `text` to a file in the test directory and returns its path.

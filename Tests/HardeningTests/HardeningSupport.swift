@@ -45,24 +45,6 @@ func release(_ store: inout EventStore?) async {
 }
 
 // MARK: - The eventlog binary as a child process
-
-/// The outcome of one child process.
-struct ChildRun: CustomStringConvertible {
-  var status: Int32
-  /// Set when the child died of a signal (a crash): `status` is then the signal number.
-  var signal: Int32?
-  var stdout: String
-  var stderr: String
-  var stdoutBytes: [UInt8]
-
-  var crashed: Bool { signal != nil }
-
-  var description: String {
-    (signal.map { "killed by signal \($0)" } ?? "exit \(status)")
-      + "\nstdout: \(stdout.prefix(2_000))\nstderr: \(stderr.prefix(2_000))"
-  }
-}
-
 /// Runs the built `eventlog` executable, as a user would, in a child process (a crash shows as a
 /// signal, not as the end of the test run).
 enum EventLogBinary {
@@ -91,44 +73,6 @@ enum EventLogBinary {
     }
     return try runChild(executable, argv, environment: environment, in: directory)
   }
-}
-
-/// Runs a program to completion with stdin from /dev/null and stdout/stderr captured in files.
-func runChild(
-  _ executable: String, _ arguments: [String], environment: [String: String] = [:],
-  in directory: String? = nil
-) throws -> ChildRun {
-  let scratch = TemporaryDirectory("child")
-  let process = Process()
-  process.executableURL = URL(fileURLWithPath: executable)
-  process.arguments = arguments
-  var env = ProcessInfo.processInfo.environment
-  env["EVENTLOG_DB"] = nil
-  env["SUPABASE_ANON_KEY"] = nil
-  env["SWIFT_BACKTRACE"] = "enable=no"  // a crash ends the child at once, without a backtracer
-  for (key, value) in environment { env[key] = value }
-  process.environment = env
-  process.currentDirectoryURL = URL(fileURLWithPath: directory ?? scratch.path)
-  let outURL = scratch.url.appendingPathComponent("stdout")
-  let errURL = scratch.url.appendingPathComponent("stderr")
-  _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-  _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-  let out = try FileHandle(forWritingTo: outURL)
-  let err = try FileHandle(forWritingTo: errURL)
-  process.standardOutput = out
-  process.standardError = err
-  process.standardInput = FileHandle.nullDevice
-  try process.run()
-  process.waitUntilExit()
-  try out.close()
-  try err.close()
-  let stdout = [UInt8](try Data(contentsOf: outURL))
-  let stderr = [UInt8](try Data(contentsOf: errURL))
-  let signaled = process.terminationReason == .uncaughtSignal
-  return ChildRun(
-    status: process.terminationStatus, signal: signaled ? process.terminationStatus : nil,
-    stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self),
-    stdoutBytes: stdout)
 }
 
 // MARK: - Bytes
