@@ -163,7 +163,9 @@ extension EventStore {
         let head = try WriteBatch.head(in: txn, events: schema.events)
         try replay.advance(through: head, in: txn, events: schema.events)
         for projection in projections {
-          let checkpoint = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)
+          let checkpoint = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema).map {
+            Schema.Checkpoint(version: $0.version, sequence: $0.sequence(atHead: head))
+          }
           if checkpoint?.sequence != head || checkpoint?.version != projection.version {
             return ProjectionDifference(
               projection: projection.name, table: "(checkpoint)", key: Array(projection.name.utf8),

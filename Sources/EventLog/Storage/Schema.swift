@@ -4,8 +4,11 @@ import LMDB
 /// The databases of an event store environment and the encoding of their keys and values.
 /// See `Docs/OnDiskFormat.md`.
 struct Schema: Sendable {
-  /// The on-disk format this build reads and writes.
-  static let formatVersion: UInt32 = 1
+  /// The on-disk format this build writes. Format 2 added checkpoints that follow the head
+  /// (``Checkpoint/followsHead``); a format-1 environment is upgraded on its first writable open.
+  static let formatVersion: UInt32 = 2
+  /// The formats this build opens.
+  static let readableFormats: ClosedRange<UInt32> = 1...formatVersion
 
   /// `meta`: `"format"` → UInt32 format version.
   let meta: Database
@@ -16,7 +19,8 @@ struct Schema: Sendable {
   /// `stream_events` (`MDB_DUPSORT | MDB_DUPFIXED`): stream ID (UTF-8) → big-endian version
   /// followed by big-endian sequence (16 bytes), one value per event of the stream.
   let streamEvents: Database
-  /// `projections`: projection name → UInt32 version + UInt64 checkpoint sequence (little-endian).
+  /// `projections`: projection name → UInt32 version + UInt64 checkpoint sequence (little-endian),
+  /// or ``Checkpoint/followsHead``.
   let checkpoints: Database
 
   init(environment: Environment) throws {
@@ -44,9 +48,32 @@ struct Schema: Sendable {
     )
   }
 
+  /// How far a projection has applied the log.
+  ///
+  /// A projection that every commit applies would move its checkpoint at every commit, and that
+  /// one small write dirtied a page of its own in each durable commit. Instead, a writer that
+  /// applies a projection stores ``followsHead`` once: the projection has applied every event in
+  /// the log, whatever the head. The rule that keeps this true: a write transaction that appends
+  /// events without applying a projection whose checkpoint follows the head first stores the
+  /// head as that projection's checkpoint (``WriteBatch``), in the same transaction.
   struct Checkpoint: Equatable, Sendable {
     var version: UInt32
+    /// The last sequence applied, or ``followsHead``.
     var sequence: UInt64
+
+    /// The stored sequence of a checkpoint that follows the head.
+    static let followsHead = UInt64.max
+
+    /// A checkpoint of `version` that follows the head.
+    static func following(version: UInt32) -> Checkpoint {
+      Checkpoint(version: version, sequence: followsHead)
+    }
+
+    /// Whether the checkpoint follows the head.
+    var isFollowingHead: Bool { sequence == Self.followsHead }
+
+    /// The last sequence applied, given the log's head.
+    func sequence(atHead head: UInt64) -> UInt64 { isFollowingHead ? head : sequence }
   }
 
   static func encode(_ checkpoint: Checkpoint) -> [UInt8] {

@@ -176,7 +176,13 @@ public final class StoreSnapshot {
 
   /// The sequence number the projection named `name` is up to date with; 0 when never run.
   public func checkpoint(of name: String) throws -> UInt64 {
-    try storage { try WriteBatch.checkpoint(of: name, in: transaction, schema: store.schema)?.sequence ?? 0 }
+    try storage {
+      guard let checkpoint = try WriteBatch.checkpoint(of: name, in: transaction, schema: store.schema) else {
+        return 0
+      }
+      return checkpoint.isFollowingHead
+        ? try WriteBatch.head(in: transaction, events: store.schema.events) : checkpoint.sequence
+    }
   }
 }
 

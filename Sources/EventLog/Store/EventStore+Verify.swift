@@ -156,11 +156,11 @@ extension EventStore {
     try storage {
       try environment.read { txn in
         for projection in projections {
-          let checkpoint = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)
-          guard let checkpoint else {
+          guard let stored = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema) else {
             report(nil, "projection '\(projection.name)' has no checkpoint")
             continue
           }
+          let checkpoint = Schema.Checkpoint(version: stored.version, sequence: stored.sequence(atHead: head))
           if checkpoint.sequence > head {
             report(
               checkpoint.sequence,

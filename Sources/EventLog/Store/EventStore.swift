@@ -105,7 +105,8 @@ public final class EventStore: Sendable {
     notifier.publish(try head())
   }
 
-  /// Checks (and on a new environment writes) the on-disk format version.
+  /// Checks the on-disk format version; writes it on a new environment and upgrades an older
+  /// readable one (unless read-only).
   private func checkFormat() throws {
     let key = Array("format".utf8)
     let stored = try storage {
@@ -120,16 +121,26 @@ public final class EventStore: Sendable {
     switch stored {
     case .some(.some(Schema.formatVersion)):
       return
+    case .some(.some(let found)) where Schema.readableFormats.contains(found):
+      // An older format this build reads; the first writable open upgrades it (format 1 had only
+      // explicit checkpoints, which format 2 reads as they are).
+      guard !options.readOnly else { return }
+      try writeFormat(key: key)
     case .some(let found):
       throw EventStoreError.unsupportedFormat(path: path, found: found ?? 0, supported: Schema.formatVersion)
     case nil:
       guard !options.readOnly else { return }
-      try storage {
-        try environment.write { txn in
-          var value = Schema.formatVersion.littleEndian
-          try key.withUnsafeBytes { k in
-            try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: schema.meta) }
-          }
+      try writeFormat(key: key)
+    }
+  }
+
+  /// Stores this build's format version.
+  private func writeFormat(key: [UInt8]) throws {
+    try storage {
+      try environment.write { txn in
+        var value = Schema.formatVersion.littleEndian
+        try key.withUnsafeBytes { k in
+          try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: schema.meta) }
         }
       }
     }

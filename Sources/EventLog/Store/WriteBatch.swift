@@ -3,12 +3,20 @@ import LMDB
 
 /// One write transaction of the writer: catches up projections that are behind, appends any
 /// number of requests (each validated before it writes anything) and writes the checkpoints.
+///
+/// The store's own projections are applied to every event, so their checkpoints follow the head
+/// (``Schema/Checkpoint/followsHead``) and are written only when that changes, not at every
+/// commit. Checkpoints of projections this store does not apply (registered by another process)
+/// are pinned to the head before the first event is written.
 struct WriteBatch {
   let store: EventStore
   let txn: WriteTransaction
   private(set) var head: UInt64
   private var targets: [ProjectionEngine.Target] = []
   private var storedCheckpoints: [Schema.Checkpoint?] = []
+  /// Checkpoints that follow the head, of projections this store does not apply; pinned to the
+  /// head before this batch appends.
+  private var foreignFollowing: [(name: [UInt8], version: UInt32)] = []
   private let recordedAt: Int64
 
   init(store: EventStore, transaction txn: WriteTransaction) throws {
@@ -22,7 +30,9 @@ struct WriteBatch {
       let checkpoint = try Self.checkpoint(of: projection.name, in: txn, schema: store.schema)
       storedCheckpoints.append(checkpoint)
       let target = ProjectionEngine.Target(projection: projection, state: state)
-      if let checkpoint, checkpoint.version == projection.version, checkpoint.sequence <= head {
+      if let checkpoint, checkpoint.version == projection.version, checkpoint.isFollowingHead {
+        // Up to date.
+      } else if let checkpoint, checkpoint.version == projection.version, checkpoint.sequence <= head {
         try ProjectionEngine.fold(
           from: checkpoint.sequence + 1, through: head, in: txn, events: store.schema.events, into: [target])
       } else {
@@ -34,6 +44,31 @@ struct WriteBatch {
       }
       targets.append(target)
     }
+    let own = Set(store.projections.map { Array($0.name.utf8) })
+    try txn.withCursor(in: store.schema.checkpoints) { cursor in
+      var found = try cursor.move(.first)
+      while found {
+        let name = Array(cursor.key)
+        if !own.contains(name), let checkpoint = Schema.decodeCheckpoint(cursor.value),
+          checkpoint.isFollowingHead
+        {
+          foreignFollowing.append((name, checkpoint.version))
+        }
+        found = try cursor.move(.next)
+      }
+    }
+  }
+
+  /// Pins the checkpoints of projections this store does not apply, and that follow the head,
+  /// to the head: the events about to be appended are not applied to them.
+  private mutating func pinForeignCheckpoints() throws {
+    for (name, version) in foreignFollowing {
+      let value = Schema.encode(Schema.Checkpoint(version: version, sequence: head))
+      try name.withUnsafeBytes { k in
+        try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: store.schema.checkpoints) }
+      }
+    }
+    foreignFollowing.removeAll()
   }
 
   static func head(in txn: Transaction, events: Database) throws -> UInt64 {
@@ -121,6 +156,7 @@ struct WriteBatch {
     }
 
     // 4. Write events, stream index, ID index, projections.
+    if !foreignFollowing.isEmpty { try pinForeignCheckpoints() }
     var positions: [EventPosition] = []
     positions.reserveCapacity(total)
     var idEntries: [(id: UUID, sequence: UInt64)] = []
@@ -202,10 +238,10 @@ struct WriteBatch {
     return AppendResult(events: positions, alreadyStored: true)
   }
 
-  /// Writes the checkpoint of every projection that moved.
+  /// Makes every projection's checkpoint follow the head, writing those that did not.
   mutating func finish() throws {
     for (index, target) in targets.enumerated() {
-      let checkpoint = Schema.Checkpoint(version: target.projection.version, sequence: head)
+      let checkpoint = Schema.Checkpoint.following(version: target.projection.version)
       guard storedCheckpoints[index] != checkpoint else { continue }
       let key = Array(target.projection.name.utf8)
       let value = Schema.encode(checkpoint)
