@@ -64,6 +64,7 @@ extension EventStore {
   /// Appends that wait while another commit is in progress are committed together in one
   /// transaction; each caller's events are contiguous, and one caller's rejection fails only
   /// that caller.
+
   /// - Throws: as ``append(_:to:expectedVersion:)``.
   @discardableResult
   public func append(_ appends: [StreamAppend]) async throws -> AppendResult {
@@ -104,25 +105,39 @@ extension EventStore {
           body()
         }
       }
-      if !group.isEmpty { commit(group) }
+      guard !group.isEmpty else { continue }
+      let queuedMeanwhile = commit(group)
       // The callers just resumed will likely append again: wait for them and for those that
       // queued during this commit, so that the next commit carries everyone.
-      if group.count > 1 { expected = group.count + writer.pendingCount }
+      if group.count > 1 { expected = group.count + queuedMeanwhile }
     }
   }
 
-  /// Commits a group of appends in one transaction. If the transaction fails as a whole (a
-  /// projection threw, the disk failed), each append is retried alone so that only the guilty
-  /// one fails.
-  private func commit(_ group: [Writer.PendingAppend]) {
+  /// Commits a group of queued appends and resumes their callers.
+  /// - Returns: how many jobs queued during the commit (counted before the callers resume, as
+  ///   those that append again queue too).
+  @discardableResult
+  private func commit(_ group: [Writer.PendingAppend]) -> Int {
+    let results = commit(group.map(\.appends))
+    let queued = writer.pendingCount
+    for (pending, result) in zip(group, results) {
+      pending.continuation.resume(with: result)
+    }
+    return queued
+  }
+
+  /// Commits requests in one transaction, a result for each. If the transaction fails as a whole
+  /// (a projection threw, the disk failed), each request is retried alone so that only the
+  /// guilty one fails.
+  private func commit(_ requests: [[StreamAppend]]) -> [Result<AppendResult, any Error>] {
     do {
       let results = try environment.write { txn -> [Result<AppendResult, any Error>] in
         var batch = try WriteBatch(store: self, transaction: txn)
         var results: [Result<AppendResult, any Error>] = []
-        results.reserveCapacity(group.count)
-        for pending in group {
+        results.reserveCapacity(requests.count)
+        for request in requests {
           do {
-            results.append(.success(try batch.append(pending.appends)))
+            results.append(.success(try batch.append(request)))
           } catch let error as EventStoreError where error.isRejection {
             results.append(.failure(error))
           }
@@ -133,15 +148,10 @@ extension EventStore {
       if let head = results.compactMap({ try? $0.get().lastSequence }).max() {
         notifier.publish(head)
       }
-      for (pending, result) in zip(group, results) {
-        pending.continuation.resume(with: result)
-      }
+      return results
     } catch {
-      if group.count > 1 {
-        for pending in group { commit([pending]) }
-      } else {
-        group[0].continuation.resume(throwing: Self.wrap(error))
-      }
+      if requests.count > 1 { return requests.flatMap { commit([$0]) } }
+      return [.failure(Self.wrap(error))]
     }
   }
 
