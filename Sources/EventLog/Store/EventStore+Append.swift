@@ -64,11 +64,27 @@ extension EventStore {
   /// Appends that wait while another commit is in progress are committed together in one
   /// transaction; each caller's events are contiguous, and one caller's rejection fails only
   /// that caller.
-
+  ///
+  /// An append that is the only one in flight and finds the writer idle commits on the caller's
+  /// thread: that saves the two thread hand-overs of the queue (about a tenth of a durable single
+  /// append here) and blocks the thread for the commit, as a synchronous file write would. When
+  /// that commit took over ``Writer/callerCommitLimit`` (a slow or busy disk), the caller yields
+  /// its thread before returning, so that tasks kept waiting meanwhile (other appenders among
+  /// them) run, and their appends queue for one shared commit.
   /// - Throws: as ``append(_:to:expectedVersion:)``.
   @discardableResult
   public func append(_ appends: [StreamAppend]) async throws -> AppendResult {
     guard !options.readOnly else { throw EventStoreError.readOnly(path: path) }
+    writer.enter()
+    defer { writer.leave() }
+    if writer.claimForCaller() {
+      let clock = ContinuousClock()
+      let start = clock.now
+      let result = commit([appends])[0]
+      if writer.releaseClaim() { writer.queue.async { self.drain() } }
+      if clock.now - start > Writer.callerCommitLimit { await Task.yield() }
+      return try result.get()
+    }
     return try await withCheckedThrowingContinuation { continuation in
       enqueue(.append(Writer.PendingAppend(appends: appends, continuation: continuation)))
     }

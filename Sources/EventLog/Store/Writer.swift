@@ -1,8 +1,10 @@
 import Dispatch
 import Synchronization
 
-/// The single writer's queue: jobs wait here while a commit is in progress, and the appends that
-/// waited are then committed together (group commit).
+/// The single writer: at most one commit runs at a time. Jobs wait here while a commit is in
+/// progress, and the appends that waited are then committed together (group commit). A lone
+/// append may instead claim the writer and commit on its caller's thread
+/// (``claimForCaller()``).
 final class Writer: Sendable {
   /// An append waiting for the writer.
   struct PendingAppend: Sendable {
@@ -16,21 +18,26 @@ final class Writer: Sendable {
     case exclusive(@Sendable () -> Void)
   }
 
-  /// Commits run here, one at a time. A write transaction begins and ends inside one job on one
-  /// thread, so it never crosses an `await`.
+  /// Queued jobs run here, one at a time. A write transaction begins and ends inside one job (or
+  /// one caller's synchronous commit) on one thread, so it never crosses an `await`.
   let queue = DispatchQueue(label: "EventLog.writer", qos: .userInitiated)
   private let state = Mutex(State())
 
   struct State {
     var jobs: [Job] = []
-    /// A drain is running on the queue.
+    /// A commit is running: a drain on the queue, or an append committing on its caller's thread.
     var busy = false
+    /// Appends between ``enter()`` and ``leave()``: queued, committing, or about to decide.
+    var inFlight = 0
     /// While the writer waits for arrivals: the number of jobs that wakes it; 0 otherwise.
     var arrivalTarget = 0
   }
 
   /// Signalled when the jobs reach ``State/arrivalTarget``.
   private let arrivals = DispatchSemaphore(value: 0)
+
+  /// The longest a commit on the caller's thread may take before that caller yields its thread.
+  static let callerCommitLimit: Duration = .milliseconds(1)
 
   /// Adds a job.
   /// - Returns: `true` when no commit is running and the caller must start a drain.
@@ -49,6 +56,36 @@ final class Writer: Sendable {
     }
     if wake { arrivals.signal() }
     return start
+  }
+
+  /// Counts an append in flight, until ``leave()``.
+  func enter() { state.withLock { $0.inFlight += 1 } }
+
+  /// Ends what ``enter()`` began.
+  func leave() { state.withLock { $0.inFlight -= 1 } }
+
+  /// Claims the writer for a commit on the caller's thread: only when this append is the only one
+  /// in flight, no commit is running and no job waits. Concurrent appends go through the queue,
+  /// where they are committed together.
+  func claimForCaller() -> Bool {
+    state.withLock { state in
+      guard state.inFlight == 1, !state.busy, state.jobs.isEmpty else { return false }
+      state.busy = true
+      return true
+    }
+  }
+
+  /// Ends a commit made on the caller's thread.
+  /// - Returns: `true` when jobs queued meanwhile: the writer stays claimed and the caller must
+  ///   start a drain for them.
+  func releaseClaim() -> Bool {
+    state.withLock { state in
+      if state.jobs.isEmpty {
+        state.busy = false
+        return false
+      }
+      return true
+    }
   }
 
   /// The number of waiting jobs.
