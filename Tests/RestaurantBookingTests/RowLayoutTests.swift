@@ -27,7 +27,9 @@ struct RowLayoutTests {
       expected += Self.bytes(of: (-1.25 as Double).bitPattern.littleEndian)
       #expect(row.bytes == expected)
       #expect(try BookingRow(row.bytes) == row)
-      #expect(try BookingRow.dateKey(of: row.bytes) == ProjectionKeys.date(row.date, id: row.id))
+      #expect(
+        try row.bytes.withUnsafeBytes { try BookingRow.dateKey(of: $0) }
+          == ProjectionKeys.date(row.date, id: row.id))
     }
   }
 

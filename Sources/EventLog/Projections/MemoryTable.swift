@@ -29,6 +29,12 @@ final class MemoryTable {
   /// - Complexity: O(1) on average.
   func value(forKey key: [UInt8]) -> [UInt8]? { storage.value(forKey: key) }
 
+  /// Calls `body` with the value stored under `key`, or returns `nil` when there is none.
+  /// - Complexity: O(1) on average.
+  func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+    try storage.withValue(forKey: key, body)
+  }
+
   /// Stores `value` under `key`, replacing what was there.
   /// - Complexity: O(1) on average.
   func setValue(_ value: [UInt8], forKey key: [UInt8]) { storage.setValue(value, forKey: key) }
@@ -62,6 +68,13 @@ final class MemoryTable {
     func value(forKey key: [UInt8]) -> [UInt8]? {
       switch find(key, hash: MemoryTable.hash(key)) {
       case .found(let index): return values[index]
+      case .vacant: return nil
+      }
+    }
+
+    func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+      switch find(key, hash: MemoryTable.hash(key)) {
+      case .found(let index): return try values[index].withUnsafeBytes(body)
       case .vacant: return nil
       }
     }

@@ -62,6 +62,22 @@ public final class ProjectionState {
     }
   }
 
+  /// Calls `body` with the bytes stored under `key` in `table`, without copying them out.
+  ///
+  /// The bytes are valid only inside `body`.
+  /// - Returns: what `body` returns, or `nil` when the key is absent (`body` is not called).
+  /// - Complexity: O(log n) in LMDB, O(1) in memory.
+  public func withValue<R>(
+    forKey key: [UInt8], in table: String, _ body: (UnsafeRawBufferPointer) throws -> R
+  ) throws -> R? {
+    if let txn = transaction {
+      let database = try database(table)
+      return try key.withUnsafeBytes { try txn.withValue(forKey: $0, in: database, body) }
+    } else {
+      return try memoryTable(table).withValue(forKey: key, body)
+    }
+  }
+
   /// Stores `value` under `key` in `table`, replacing what was there.
   public func put(_ value: [UInt8], forKey key: [UInt8], in table: String) throws {
     if let txn = transaction {

@@ -130,12 +130,24 @@ extension EventStore {
     var folded: UInt64 = 0
     do {
       while folded < last {
-        let chunkEvents = try pipeline.take().get()
+        var chunkEvents = try pipeline.take().get()
         guard !chunkEvents.isEmpty else { break }
-        // Borrowed through the buffer: iterating the array would copy (retain and release) each
-        // event's strings and payload.
-        try chunkEvents.withUnsafeBufferPointer { events in
-          for index in events.indices { try ProjectionEngine.apply(events[index], to: targets) }
+        // Each event is moved out of the array for its fold and moved back: passing the element
+        // itself would copy it (retaining and releasing its strings and payload through value
+        // witnesses), since the callee could otherwise see the memory change under it. The array
+        // goes back whole to the reader thread, which frees it.
+        try chunkEvents.withUnsafeMutableBufferPointer { events in
+          guard let base = events.baseAddress else { return }
+          for index in events.indices {
+            let event = (base + index).move()
+            do {
+              try ProjectionEngine.apply(event, to: targets)
+            } catch {
+              (base + index).initialize(to: consume event)
+              throw error
+            }
+            (base + index).initialize(to: consume event)
+          }
         }
         folded += UInt64(chunkEvents.count)
         pipeline.recycle(chunkEvents)

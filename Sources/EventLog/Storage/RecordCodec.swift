@@ -172,13 +172,9 @@ enum RecordCodec {
     let type = try text(typeLength, "type name")
     let origin = try text(originLength, "origin")
     let payloadStart = offset
-    let payload = [UInt8](unsafeUninitializedCapacity: payloadLength) { target, count in
-      if payloadLength > 0, let base = buffer.baseAddress, let targetBase = target.baseAddress {
-        targetBase.update(
-          from: (base + payloadStart).assumingMemoryBound(to: UInt8.self), count: payloadLength)
-      }
-      count = payloadLength
-    }
+    // A copy from the buffer (see `ByteArray`): the replay's reader makes one per event.
+    let payload = ByteArray.copy(
+      UnsafeRawBufferPointer(rebasing: buffer[payloadStart..<payloadStart + payloadLength]))
     return RecordedEvent(
       sequence: sequence, id: id, stream: StreamID(stream), version: version, type: type,
       schemaVersion: schemaVersion, recordedAt: date(microseconds: micros),

@@ -41,14 +41,12 @@ struct BookingRow: Hashable, Sendable {
   }
 
   /// The `by-date` key of a stored row, read without decoding its strings (the deletion path).
-  static func dateKey(of bytes: [UInt8]) throws -> [UInt8] {
-    try bytes.withUnsafeBytes { buffer throws(RowError) in
-      var reader = try RowReader(buffer, format: format, row: "booking")
-      let id = try reader.uuid()
-      try reader.skip(16)  // restaurant ID
-      try reader.skipString()  // restaurant name
-      return ProjectionKeys.date(try reader.date(), id: id)
-    }
+  static func dateKey(of bytes: UnsafeRawBufferPointer) throws(RowError) -> [UInt8] {
+    var reader = try RowReader(bytes, format: format, row: "booking")
+    let id = try reader.uuid()
+    try reader.skip(16)  // restaurant ID
+    try reader.skipString()  // restaurant name
+    return ProjectionKeys.date(try reader.date(), id: id)
   }
 
   init(_ bytes: [UInt8]) throws {

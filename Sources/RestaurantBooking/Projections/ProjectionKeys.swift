@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 /// The byte keys of the projection tables. LMDB sorts keys bytewise, so each order the app reads
@@ -10,10 +11,7 @@ enum ProjectionKeys {
   /// 16 bytes: the UUID's bytes (sorts as its upper-case string does).
   @inline(__always)
   static func id(_ id: UUID) -> [UInt8] {
-    [UInt8](unsafeUninitializedCapacity: 16) { buffer, count in
-      UnsafeMutableRawBufferPointer(buffer).storeBytes(of: id.uuid, as: uuid_t.self)
-      count = 16
-    }
+    ByteArray.make(count: 16) { $0.storeBytes(of: id.uuid, as: uuid_t.self) }
   }
 
   /// The UUID of a 16-byte key or key suffix.
@@ -39,20 +37,15 @@ enum ProjectionKeys {
     let bits = date.timeIntervalSince1970.bitPattern
     // Negative doubles: flip every bit; positive ones: flip the sign bit. Then bytes sort as values.
     let sortable = (bits & (1 << 63)) != 0 ? ~bits : bits | (1 << 63)
-    return [UInt8](unsafeUninitializedCapacity: 24) { buffer, count in
-      let raw = UnsafeMutableRawBufferPointer(buffer)
+    return ByteArray.make(count: 24) { raw in
       raw.storeBytes(of: sortable.bigEndian, as: UInt64.self)
       raw.storeBytes(of: id.uuid, toByteOffset: 8, as: uuid_t.self)
-      count = 24
     }
   }
 
   /// 8 bytes, big-endian.
   static func uint64(_ value: UInt64) -> [UInt8] {
-    [UInt8](unsafeUninitializedCapacity: 8) { buffer, count in
-      UnsafeMutableRawBufferPointer(buffer).storeBytes(of: value.bigEndian, as: UInt64.self)
-      count = 8
-    }
+    ByteArray.make(count: 8) { $0.storeBytes(of: value.bigEndian, as: UInt64.self) }
   }
 
   /// The value of an 8-byte big-endian key or value.

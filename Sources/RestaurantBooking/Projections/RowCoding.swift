@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 /// The compact, deterministic byte layout of projection rows: fixed-width little-endian numbers,
@@ -10,15 +11,14 @@ struct RowWriter {
   private let buffer: UnsafeMutableRawBufferPointer
   private var offset = 0
 
-  /// A row of exactly `size` bytes, starting with `format`, written by `body` in one allocation.
+  /// A row of exactly `size` bytes, starting with `format`, written by `body` (``ByteArray/make(count:_:)``).
   /// `size` must be what `body` writes (use ``size(of:)`` for strings); writing past it traps.
   static func row(format: UInt8, size: Int, _ body: (inout RowWriter) -> Void) -> [UInt8] {
-    [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
-      var writer = RowWriter(buffer: UnsafeMutableRawBufferPointer(buffer))
+    ByteArray.make(count: size) { buffer in
+      var writer = RowWriter(buffer: buffer)
       writer.byte(format)
       body(&writer)
       precondition(writer.offset == size, "a row wrote \(writer.offset) bytes, not the \(size) declared")
-      count = size
     }
   }
 
