@@ -185,4 +185,47 @@ struct ReplayFailureTests {
     let partial = try readOnly.replay(through: 20)
     #expect(partial.eventCount == 20)
   }
+
+  /// Fails on the event at `failAt`.
+  struct FailingAt: Projection {
+    var name: String
+    var version: UInt32 = 1
+    var tables = ["seen"]
+    var failAt: UInt64
+
+    struct Failure: Error, CustomStringConvertible {
+      var description: String { "failed on purpose" }
+    }
+
+    func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+      if event.sequence == failAt { throw Failure() }
+      try state.put([1], forKey: Array("\(event.sequence)".utf8), in: "seen")
+    }
+  }
+
+  @Test(
+    "two projections failing in one chunk: the earliest event is named, and on one event the first projection",
+    arguments: [(8, 5, "b", 5), (5, 8, "a", 5), (6, 6, "a", 6)] as [(UInt64, UInt64, String, UInt64)])
+  func earliestFailure(_ a: UInt64, _ b: UInt64, _ name: String, _ sequence: UInt64) async throws {
+    let dir = TemporaryDirectory()
+    let path = dir.environment()
+    var options = EventStore.Options.fast
+    options.replayChunkSize = 10
+    var plain: EventStore? = try EventStore(path: path, options: options)
+    for index in 0..<12 { try await plain?.append([try note("n\(index)")], to: "s") }
+    await close(&plain)
+    let projections = [FailingAt(name: "a", failAt: a), FailingAt(name: "b", failAt: b)]
+    // A writable open creates the projections' tables, then fails to catch them up.
+    #expect(throws: EventStoreError.self) {
+      _ = try EventStore(path: path, projections: projections, options: options)
+    }
+    options.readOnly = true
+    let store = try EventStore(path: path, projections: projections, options: options)
+    #expect(
+      throws: EventStoreError.projectionFailed(
+        projection: name, sequence: sequence, reason: "failed on purpose")
+    ) {
+      _ = try store.replay()
+    }
+  }
 }

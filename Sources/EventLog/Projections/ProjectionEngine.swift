@@ -14,6 +14,56 @@ enum ProjectionEngine {
       self.projection = projection
       self.state = state
     }
+
+    /// Folds `events` in order, stopping at the first that fails.
+    /// - Returns: that event's sequence and the error (as ``ProjectionEngine/apply(_:to:)``
+    ///   throws it), or `nil`.
+    func fold(_ events: UnsafeMutableBufferPointer<RecordedEvent>) -> (sequence: UInt64, error: any Error)? {
+      // Opens the existential once for the chunk instead of once per event.
+      Self.fold(events, into: projection, state: state)
+    }
+
+    private static func fold<P: Projection>(
+      _ events: UnsafeMutableBufferPointer<RecordedEvent>, into projection: P, state: ProjectionState
+    ) -> (sequence: UInt64, error: any Error)? {
+      guard let base = events.baseAddress else { return nil }
+      for index in events.indices {
+        // Moved out for the call and back: passing the element in place would copy it (retaining
+        // its strings and payload through value witnesses), since the callee could otherwise see
+        // the memory change under it.
+        let event = (base + index).move()
+        do {
+          try projection.apply(event, to: state)
+        } catch {
+          let sequence = event.sequence
+          (base + index).initialize(to: consume event)
+          return (sequence, ProjectionEngine.failure(error, projection: projection.name, sequence: sequence))
+        }
+        (base + index).initialize(to: consume event)
+      }
+      return nil
+    }
+  }
+
+  /// The error to throw for `error`, thrown by `projection` on event `sequence`.
+  static func failure(_ error: any Error, projection: String, sequence: UInt64) -> any Error {
+    // LMDB's errors go through unchanged: the environment must see map-full to grow.
+    if error is LMDBError { return error }
+    return EventStoreError.projectionFailed(projection: projection, sequence: sequence, reason: "\(error)")
+  }
+
+  /// Folds a chunk of events into every target, one target at a time (each projection has its
+  /// own tables, so the order across projections does not matter), opening each projection's
+  /// existential once per chunk. A failure is reported as ``apply(_:to:)`` would have: the
+  /// earliest failing event, and for that event the first target in order.
+  static func apply(_ events: UnsafeMutableBufferPointer<RecordedEvent>, to targets: [Target]) throws {
+    var first: (sequence: UInt64, error: any Error)?
+    for target in targets {
+      guard let failure = target.fold(events) else { continue }
+      if let earlier = first, earlier.sequence <= failure.sequence { continue }
+      first = failure
+    }
+    if let first { throw first.error }
   }
 
   /// Applies one event to every target, naming the projection and event on failure.
@@ -23,11 +73,8 @@ enum ProjectionEngine {
       for index in targets.indices {
         do {
           try targets[index].projection.apply(event, to: targets[index].state)
-        } catch let error as LMDBError {
-          throw error  // let the environment see map-full and grow
         } catch {
-          throw EventStoreError.projectionFailed(
-            projection: targets[index].projection.name, sequence: event.sequence, reason: "\(error)")
+          throw failure(error, projection: targets[index].projection.name, sequence: event.sequence)
         }
       }
     }

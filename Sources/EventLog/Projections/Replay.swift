@@ -132,23 +132,8 @@ extension EventStore {
       while folded < last {
         var chunkEvents = try pipeline.take().get()
         guard !chunkEvents.isEmpty else { break }
-        // Each event is moved out of the array for its fold and moved back: passing the element
-        // itself would copy it (retaining and releasing its strings and payload through value
-        // witnesses), since the callee could otherwise see the memory change under it. The array
-        // goes back whole to the reader thread, which frees it.
-        try chunkEvents.withUnsafeMutableBufferPointer { events in
-          guard let base = events.baseAddress else { return }
-          for index in events.indices {
-            let event = (base + index).move()
-            do {
-              try ProjectionEngine.apply(event, to: targets)
-            } catch {
-              (base + index).initialize(to: consume event)
-              throw error
-            }
-            (base + index).initialize(to: consume event)
-          }
-        }
+        try chunkEvents.withUnsafeMutableBufferPointer { try ProjectionEngine.apply($0, to: targets) }
+        // The array goes back whole to the reader thread, which frees it.
         folded += UInt64(chunkEvents.count)
         pipeline.recycle(chunkEvents)
         progress?(ProgressReport(completed: folded, total: last, elapsed: clock.now - start))
