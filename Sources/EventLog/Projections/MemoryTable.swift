@@ -37,7 +37,9 @@ final class MemoryTable {
 
   /// Stores `value` under `key`, replacing what was there.
   /// - Complexity: O(1) on average.
-  func setValue(_ value: [UInt8], forKey key: [UInt8]) { storage.setValue(value, forKey: key) }
+  func setValue(_ value: consuming [UInt8], forKey key: consuming [UInt8]) {
+    storage.setValue(value, forKey: key)
+  }
 
   /// Removes `key`.
   /// - Returns: whether it was there.
@@ -79,7 +81,7 @@ final class MemoryTable {
       }
     }
 
-    mutating func setValue(_ value: [UInt8], forKey key: [UInt8]) {
+    mutating func setValue(_ value: consuming [UInt8], forKey key: consuming [UInt8]) {
       let hash = MemoryTable.hash(key)
       switch find(key, hash: hash) {
       case .found(let index):

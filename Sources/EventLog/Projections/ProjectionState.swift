@@ -67,19 +67,35 @@ public final class ProjectionState {
   /// The bytes are valid only inside `body`.
   /// - Returns: what `body` returns, or `nil` when the key is absent (`body` is not called).
   /// - Complexity: O(log n) in LMDB, O(1) in memory.
+  @inlinable
   public func withValue<R>(
     forKey key: [UInt8], in table: String, _ body: (UnsafeRawBufferPointer) throws -> R
   ) throws -> R? {
+    // Inlined, so that the result is handled as its concrete type at the call site rather than
+    // copied through value witnesses; the lookup itself is not generic.
+    var result: R?
+    try withStoredBytes(forKey: key, in: table) { result = try body($0) }
+    return result
+  }
+
+  /// Calls `body` with the bytes stored under `key` in `table`, if any.
+  @usableFromInline
+  func withStoredBytes(
+    forKey key: [UInt8], in table: String, _ body: (UnsafeRawBufferPointer) throws -> Void
+  ) throws {
     if let txn = transaction {
       let database = try database(table)
-      return try key.withUnsafeBytes { try txn.withValue(forKey: $0, in: database, body) }
+      _ = try key.withUnsafeBytes { try txn.withValue(forKey: $0, in: database, body) }
     } else {
-      return try memoryTable(table).withValue(forKey: key, body)
+      _ = try memoryTable(table).withValue(forKey: key, body)
     }
   }
 
   /// Stores `value` under `key` in `table`, replacing what was there.
-  public func put(_ value: [UInt8], forKey key: [UInt8], in table: String) throws {
+  ///
+  /// Both arrays are taken over (`consuming`): in memory they are stored as they are, so a caller
+  /// that passes its last use of them spares a retain and a release of each.
+  public func put(_ value: consuming [UInt8], forKey key: consuming [UInt8], in table: String) throws {
     if let txn = transaction {
       let database = try database(table)
       try key.withUnsafeBytes { k in

@@ -25,41 +25,36 @@ public struct BookingsProjection: Projection {
   /// A booking's row and its two keys. Only arrays: passing `UUID` and `Date` (types of a
   /// resilient module) out of a closure copies them through value witnesses, which the replay's
   /// hot path notices.
-  private struct Entries {
-    var row: [UInt8]
-    var idKey: [UInt8]
-    var dateKey: [UInt8]
+  private typealias Entries = (row: [UInt8], idKey: [UInt8], dateKey: [UInt8])
 
-    init(row: [UInt8], id: UUID, date: Date) {
-      self.row = row
-      idKey = ProjectionKeys.id(id)
-      dateKey = ProjectionKeys.date(date, id: id)
-    }
+  private static func entries(row: [UInt8], id: UUID, date: Date) -> Entries {
+    (row, ProjectionKeys.id(id), ProjectionKeys.date(date, id: id))
+  }
 
-    init(transcoding payload: UnsafeRawBufferPointer) throws {
-      let (row, id, date) = try BookingRow.transcoding(payload)
-      self.init(row: row, id: id, date: date)
-    }
+  private static func entries(transcoding payload: UnsafeRawBufferPointer) throws -> Entries {
+    let (row, id, date) = try BookingRow.transcoding(payload)
+    return entries(row: row, id: id, date: date)
   }
 
   public func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
     switch event.type {
     case BookingCreated.eventType:
-      let entries: Entries
+      let (row, idKey, dateKey): Entries
       if event.schemaVersion == BookingCreated.schemaVersion {
         // The row straight from the payload: no strings are created only to be written again.
         do {
-          entries = try event.payload.withUnsafeBytes { try Entries(transcoding: $0) }
+          (row, idKey, dateKey) = try event.payload.withUnsafeBytes { try Self.entries(transcoding: $0) }
         } catch {
           throw EventStoreError.payloadDecoding(
             sequence: event.sequence, type: event.type, reason: "\(error)")
         }
       } else {
-        let row = BookingRow(try event.decode(BookingCreated.self))
-        entries = Entries(row: row.bytes, id: row.id, date: row.date)
+        let booking = BookingRow(try event.decode(BookingCreated.self))
+        (row, idKey, dateKey) = Self.entries(row: booking.bytes, id: booking.id, date: booking.date)
       }
-      try state.put(entries.row, forKey: entries.idKey, in: Self.byID)
-      try state.put(entries.row, forKey: entries.dateKey, in: Self.byDate)
+      // The keys, and the row at its last use, are handed over rather than copied.
+      try state.put(row, forKey: idKey, in: Self.byID)
+      try state.put(row, forKey: dateKey, in: Self.byDate)
     case BookingDeleted.eventType:
       let deleted = try event.decode(BookingDeleted.self)
       let key = ProjectionKeys.id(deleted.bookingID)
