@@ -36,9 +36,6 @@ final class Writer: Sendable {
   /// Signalled when the jobs reach ``State/arrivalTarget``.
   private let arrivals = DispatchSemaphore(value: 0)
 
-  /// The longest a commit on the caller's thread may take before that caller yields its thread.
-  static let callerCommitLimit: Duration = .milliseconds(1)
-
   /// Adds a job.
   /// - Returns: `true` when no commit is running and the caller must start a drain.
   func push(_ job: Job) -> Bool {
