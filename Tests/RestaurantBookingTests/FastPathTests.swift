@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import TestKit
 import Testing
 
 @testable import RestaurantBooking
@@ -48,5 +49,46 @@ struct FastPathTests {
       RestaurantUpdated(
         restaurantID: UUID(), name: seed % 3 == 0 ? nil : .init(old: text(), new: text()),
         cuisine: seed % 2 == 0 ? nil : .init(old: text(), new: text())))
+  }
+}
+
+@Suite("Restaurants projection")
+struct RestaurantsProjectionTests {
+  /// The `by-name` keys of the live projection, as (name prefix, ID) pairs.
+  static func nameKeys(_ store: EventStore) throws -> [[UInt8]] {
+    try store.read { snapshot in
+      var keys: [[UInt8]] = []
+      try snapshot.projection(RestaurantsProjection.name).forEach(in: RestaurantsProjection.byName) {
+        key, _ in
+        keys.append(Array(key))
+        return true
+      }
+      return keys
+    }
+  }
+
+  @Test(
+    "renames, a case-only rename, a cuisine change, a re-add and a removal keep one name key per restaurant")
+  func nameKeysFollowRenames() async throws {
+    let dir = TemporaryDirectory()
+    let store = try makeStore(dir)
+    let catalog = RestaurantBookingStreams.catalog
+    let a = uuid(1)
+    let b = uuid(2)
+    let events: [any EventPayload] = [
+      RestaurantAdded(restaurantID: a, name: "Bistro", cuisine: "French"),
+      RestaurantUpdated(restaurantID: a, name: .init(old: "Bistro", new: "BISTRO"), cuisine: nil),
+      RestaurantUpdated(restaurantID: a, name: nil, cuisine: .init(old: "French", new: "Thai")),
+      RestaurantAdded(restaurantID: b, name: "Alpha", cuisine: "Greek"),
+      RestaurantUpdated(restaurantID: a, name: .init(old: "BISTRO", new: "Zeta"), cuisine: nil),
+      RestaurantAdded(restaurantID: b, name: "Omega", cuisine: "Greek"),
+      RestaurantRemoved(restaurantID: b, name: "Omega", cuisine: "Greek"),
+    ]
+    for event in events { try await store.append([try NewEvent(event)], to: catalog) }
+    #expect(try Self.nameKeys(store) == [ProjectionKeys.name("Zeta", id: a)])
+    let all = try store.read { try RestaurantQueries.all(in: $0.projection(RestaurantQueries.projection)) }
+    #expect(all.map(\.name) == ["Zeta"])
+    #expect(all.first?.cuisine.rawValue == "Thai")
+    #expect(try store.firstDifference(from: store.replay()) == nil)
   }
 }

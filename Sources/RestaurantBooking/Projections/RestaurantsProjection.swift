@@ -29,20 +29,24 @@ public struct RestaurantsProjection: Projection {
     let type = event.type
     if same(type, RestaurantAdded.eventType) {
       let added = try event.decode(RestaurantAdded.self)
-      try put(RestaurantRow(id: added.restaurantID, name: added.name, cuisine: added.cuisine), in: state)
+      let key = ProjectionKeys.id(added.restaurantID)
+      let old = try state.withValue(forKey: key, in: Self.byID) { try RestaurantRow($0) }
+      let row = RestaurantRow(id: added.restaurantID, name: added.name, cuisine: added.cuisine)
+      try put(row, replacing: old, key: key, in: state)
     } else if same(type, RestaurantUpdated.eventType) {
       let updated = try event.decode(RestaurantUpdated.self)
       let key = ProjectionKeys.id(updated.restaurantID)
-      guard var row = try state.value(forKey: key, in: Self.byID).map(RestaurantRow.init) else {
+      guard let old = try state.withValue(forKey: key, in: Self.byID, { try RestaurantRow($0) }) else {
         throw RestaurantProjectionError.unknownRestaurant(updated.restaurantID, sequence: event.sequence)
       }
+      var row = old
       if let name = updated.name { row.name = name.new }
       if let cuisine = updated.cuisine { row.cuisine = cuisine.new }
-      try put(row, in: state)
+      try put(row, replacing: old, key: key, in: state)
     } else if same(type, RestaurantRemoved.eventType) {
       let removed = try event.decode(RestaurantRemoved.self)
       let key = ProjectionKeys.id(removed.restaurantID)
-      if let row = try state.value(forKey: key, in: Self.byID).map(RestaurantRow.init) {
+      if let row = try state.withValue(forKey: key, in: Self.byID, { try RestaurantRow($0) }) {
         try state.delete(forKey: key, in: Self.byID)
         try state.delete(forKey: ProjectionKeys.name(row.name, id: row.id), in: Self.byName)
       }
@@ -58,11 +62,16 @@ public struct RestaurantsProjection: Projection {
   @inline(__always)
   private func same(_ a: String, _ b: String) -> Bool { a.utf8.count == b.utf8.count && a == b }
 
-  /// Stores `row` in both tables, dropping its old name-order key when the name changed.
-  private func put(_ row: RestaurantRow, in state: ProjectionState) throws {
-    let key = ProjectionKeys.id(row.id)
+  /// Stores `row` under `key` (its ID key) in both tables, dropping the name-order key of the
+  /// row it replaces (`old`, read from `by-id`) when that key changed.
+  private func put(
+    _ row: RestaurantRow, replacing old: RestaurantRow?, key: [UInt8], in state: ProjectionState
+  )
+    throws
+  {
     let nameKey = ProjectionKeys.name(row.name, id: row.id)
-    if let old = try state.value(forKey: key, in: Self.byID).map(RestaurantRow.init) {
+    // Equal names give equal keys: the old key is only worked out when the name changed.
+    if let old, old.name != row.name {
       let oldNameKey = ProjectionKeys.name(old.name, id: old.id)
       if oldNameKey != nameKey { try state.delete(forKey: oldNameKey, in: Self.byName) }
     }
