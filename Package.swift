@@ -31,8 +31,12 @@ let package = Package(
     ),
     // A small HTTP GET client over libcurl with a hard body cap, timeouts and cancellation.
     .target(name: "HTTP", dependencies: ["CCurl"]),
+    // CRC-32C with the processor's instruction (SSE 4.2, ARMv8 CRC). Only `Checksum` imports it.
+    .target(name: "CCRC32C"),
+    // CRC-32C: the processor's instruction when there is one, else slicing-by-8 tables.
+    .target(name: "Checksum", dependencies: ["CCRC32C"]),
     // The generic event store: records, codec, append, reads, subscriptions, projections, replay.
-    .target(name: "EventLog", dependencies: ["LMDB"]),
+    .target(name: "EventLog", dependencies: ["LMDB", "Checksum"]),
     // The restaurant-booking domain: models, events, projections, repositories, view models.
     .target(name: "RestaurantBooking", dependencies: ["EventLog", "HTTP"]),
     // The command line: argument parsing and every command, as a library so tests can call it.
@@ -59,7 +63,8 @@ let package = Package(
       path: "Tests/Support/EventLogStress"
     ),
     // Fuzz target for the record and payload decoders (built by .ci/fuzz with the fuzzer sanitizer).
-    .executableTarget(name: "EventLogFuzz", dependencies: ["EventLog"], path: "Tests/Fuzz/EventLogFuzz"),
+    .executableTarget(
+      name: "EventLogFuzz", dependencies: ["EventLog", "Checksum"], path: "Tests/Fuzz/EventLogFuzz"),
     // Test support shared by the tests and eventlog-stress: temporary directories, running a
     // child process, the FNV-1a fingerprint, SplitMix64.
     .target(name: "TestKit", path: "Tests/Support/TestKit"),
@@ -67,7 +72,7 @@ let package = Package(
     .target(name: "HTTPTestSupport", path: "Tests/Support/HTTPTestSupport"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),
-    .testTarget(name: "EventLogTests", dependencies: ["EventLog", "LMDB", "TestKit"]),
+    .testTarget(name: "EventLogTests", dependencies: ["EventLog", "Checksum", "LMDB", "TestKit"]),
     .testTarget(
       name: "RestaurantBookingTests",
       dependencies: ["RestaurantBooking", "EventLog", "HTTPTestSupport", "TestKit"]),
@@ -79,7 +84,7 @@ let package = Package(
     // Damage, hostile remotes, secrets and permissions, decoder fuzz regressions, model check.
     .testTarget(
       name: "HardeningTests",
-      dependencies: ["EventLog", "RestaurantBooking", "LMDB", "HTTPTestSupport", "TestKit"]),
+      dependencies: ["EventLog", "Checksum", "RestaurantBooking", "LMDB", "HTTPTestSupport", "TestKit"]),
   ],
   swiftLanguageModes: [.v6]
 )

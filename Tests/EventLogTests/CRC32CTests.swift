@@ -2,6 +2,8 @@ import EventLog
 import TestKit
 import Testing
 
+@testable import Checksum
+
 @Suite("CRC32C")
 struct CRC32CTests {
   @Test("known check values")
@@ -13,6 +15,27 @@ struct CRC32CTests {
     // RFC 3720 (iSCSI), B.4: 32 bytes ascending 0x00…0x1F and descending 0x1F…0x00.
     #expect(CRC32C.checksum((0..<32).map { UInt8($0) }) == 0x46DD_794E)
     #expect(CRC32C.checksum((0..<32).reversed().map { UInt8($0) }) == 0x113F_DB5C)
+  }
+
+  @Test("the processor's instruction and the tables agree, at every length and alignment")
+  func hardwareAgreesWithTables() {
+    let bytes = Self.pseudoRandomBytes(count: 600, seed: 11)
+    bytes.withUnsafeBytes { all in
+      for start in 0..<8 {
+        for length in 0...(all.count - start) where length < 80 || length % 37 == 0 {
+          let slice = UnsafeRawBufferPointer(rebasing: all[start..<start + length])
+          let software = CRC32C.softwareChecksum(slice)
+          #expect(CRC32C.checksum(slice) == software, "start \(start), length \(length)")
+          #expect(
+            CRC32C.checksum(slice, continuing: 0xDEAD_BEEF)
+              == CRC32C.softwareChecksum(slice, continuing: 0xDEAD_BEEF))
+        }
+      }
+    }
+    // Every x86-64 processor since 2011 has SSE 4.2: there, the instruction must be in use.
+    #if arch(x86_64)
+      #expect(CRC32C.isHardwareAccelerated)
+    #endif
   }
 
   @Test("raw buffer overload agrees with the sequence overload")

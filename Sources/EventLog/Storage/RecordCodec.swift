@@ -1,3 +1,4 @@
+import Checksum
 import Foundation
 
 /// The binary layout of one stored event (format 1). See `Docs/OnDiskFormat.md`.

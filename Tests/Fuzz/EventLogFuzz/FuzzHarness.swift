@@ -1,8 +1,9 @@
 #if EVENTLOG_FUZZ
+  import Checksum
   @testable import EventLog
   import Foundation
 
-  /// A payload shaped like the domain's `BookingCreated` (the fuzz target depends on EventLog only).
+  /// A payload shaped like the domain's `BookingCreated` (the fuzz target depends on EventLog and Checksum only).
   struct FuzzBooking: Codable, Equatable {
     var bookingID: UUID
     var restaurantID: UUID

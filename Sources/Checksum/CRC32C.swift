@@ -1,4 +1,8 @@
-/// CRC-32C (Castagnoli) checksums, computed in pure Swift with slicing-by-8 tables.
+import CCRC32C
+
+/// CRC-32C (Castagnoli) checksums: with the processor's CRC-32C instruction where there is one
+/// (SSE 4.2 on x86-64, the ARMv8 CRC extension when the compiler targets it), otherwise in Swift
+/// with slicing-by-8 tables. Both give the same results.
 ///
 /// The parameters are those of iSCSI, ext4, LevelDB and RocksDB: reflected polynomial `0x82F63B78`, initial
 /// value `0xFFFFFFFF`, final XOR `0xFFFFFFFF`. The checksum of the ASCII bytes `"123456789"` is `0xE3069283`.
@@ -6,8 +10,10 @@
 /// A checksum can be computed in pieces: passing the result for a prefix as `previous` continues it, so
 /// `checksum(b, continuing: checksum(a)) == checksum(a + b)`. The default `previous` of `0` starts afresh.
 ///
-/// The bulk loop consumes eight bytes per iteration with unaligned little-endian loads and eight table
-/// look-ups, which sustains well over 1 GB/s in optimized builds.
+/// The table loop consumes eight bytes per iteration with unaligned little-endian loads and eight
+/// table look-ups (well over 1 GB/s in optimized builds); the instruction is several times faster,
+/// which matters to replay, where checking each record's checksum was a quarter of the reading
+/// thread's time.
 public enum CRC32C {
   /// The reflected Castagnoli polynomial.
   static let polynomial: UInt32 = 0x82F6_3B78
@@ -44,6 +50,19 @@ public enum CRC32C {
   /// - Returns: The checksum of the preceding bytes followed by `buffer`.
   /// - Complexity: O(*n*), where *n* is `buffer.count`.
   public static func checksum(_ buffer: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32 {
+    if isHardwareAccelerated {
+      guard let base = buffer.baseAddress else { return previous }
+      return ~ccrc32c_hardware_update(~previous, base, buffer.count)
+    }
+    return softwareChecksum(buffer, continuing: previous)
+  }
+
+  /// Whether ``checksum(_:continuing:)`` uses the processor's instruction.
+  public static let isHardwareAccelerated = ccrc32c_hardware_available() != 0
+
+  /// The checksum computed with the tables, whatever the processor (``checksum(_:continuing:)``
+  /// gives the same result; tests compare the two).
+  static func softwareChecksum(_ buffer: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32 {
     tables.withUnsafeBufferPointer { table in
       update(~previous, buffer, table)
     }
