@@ -1,7 +1,8 @@
 import Checksum
 import Foundation
 
-/// The binary layout of one stored event (format 1). See `Docs/OnDiskFormat.md`.
+/// The binary layout of one stored event (record format 1, inside environment format 2). See
+/// `Docs/OnDiskFormat.md`.
 ///
 /// ```
 /// offset size field (all integers little-endian)
