@@ -24,11 +24,25 @@ struct WriteBatch {
     self.txn = txn
     self.recordedAt = RecordCodec.microseconds(Date())
     head = try Self.head(in: txn, events: store.schema.events)
-    for projection in store.projections {
+    // One pass over the (few) stored checkpoints: this store's own, and those of projections it
+    // does not apply that follow the head.
+    storedCheckpoints = Array(repeating: nil, count: store.projections.count)
+    try txn.withCursor(in: store.schema.checkpoints) { cursor in
+      var found = try cursor.move(.first)
+      while found {
+        let name = cursor.key
+        let checkpoint = Schema.decodeCheckpoint(cursor.value)
+        if let index = store.projections.firstIndex(where: { $0.name.utf8.elementsEqual(name) }) {
+          storedCheckpoints[index] = checkpoint
+        } else if let checkpoint, checkpoint.isFollowingHead {
+          foreignFollowing.append((Array(name), checkpoint.version))
+        }
+        found = try cursor.move(.next)
+      }
+    }
+    for (projection, checkpoint) in zip(store.projections, storedCheckpoints) {
       let databases = store.projectionDatabases[projection.name] ?? [:]
       let state = ProjectionState(projection: projection.name, backend: .lmdb(txn, databases))
-      let checkpoint = try Self.checkpoint(of: projection.name, in: txn, schema: store.schema)
-      storedCheckpoints.append(checkpoint)
       let target = ProjectionEngine.Target(projection: projection, state: state)
       if let checkpoint, checkpoint.version == projection.version, checkpoint.isFollowingHead {
         // Up to date.
@@ -43,19 +57,6 @@ struct WriteBatch {
         try ProjectionEngine.write(tables, to: databases, in: txn)
       }
       targets.append(target)
-    }
-    let own = Set(store.projections.map { Array($0.name.utf8) })
-    try txn.withCursor(in: store.schema.checkpoints) { cursor in
-      var found = try cursor.move(.first)
-      while found {
-        let name = Array(cursor.key)
-        if !own.contains(name), let checkpoint = Schema.decodeCheckpoint(cursor.value),
-          checkpoint.isFollowingHead
-        {
-          foreignFollowing.append((name, checkpoint.version))
-        }
-        found = try cursor.move(.next)
-      }
     }
   }
 
