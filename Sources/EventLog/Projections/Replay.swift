@@ -160,9 +160,8 @@ extension EventStore {
         let head = try WriteBatch.head(in: txn, events: schema.events)
         try replay.advance(through: head, in: txn, events: schema.events)
         for projection in projections {
-          let checkpoint = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema).map {
-            Schema.Checkpoint(version: $0.version, sequence: $0.sequence(atHead: head))
-          }
+          let checkpoint = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)?
+            .resolved(atHead: head)
           if checkpoint?.sequence != head || checkpoint?.version != projection.version {
             return ProjectionDifference(
               projection: projection.name, table: "(checkpoint)", key: Array(projection.name.utf8),
@@ -267,8 +266,9 @@ private final class ReplayPipeline: Sendable {
   /// Frees the chunks handed back, on the calling thread.
   func freeSpentChunks() {
     let chunks = spent.withLock { spent in
-      defer { spent.removeAll(keepingCapacity: true) }
-      return spent
+      let taken = spent
+      spent = []
+      return taken
     }
     _ = consume chunks
   }

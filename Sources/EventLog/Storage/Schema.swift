@@ -74,6 +74,11 @@ struct Schema: Sendable {
 
     /// The last sequence applied, given the log's head.
     func sequence(atHead head: UInt64) -> UInt64 { isFollowingHead ? head : sequence }
+
+    /// The checkpoint with a following one replaced by `head` (for comparing with the head).
+    func resolved(atHead head: UInt64) -> Checkpoint {
+      Checkpoint(version: version, sequence: sequence(atHead: head))
+    }
   }
 
   static func encode(_ checkpoint: Checkpoint) -> [UInt8] {
