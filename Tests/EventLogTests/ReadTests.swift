@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import LMDB
 import TestKit
 import Testing
 
@@ -57,5 +58,60 @@ struct ReadTests {
     #expect(counts?[Array("s".utf8)] == (try BinaryEncoder().encode(UInt64(20))))
     #expect(try liveTables(reopened)["notes/by-id"]?.isEmpty == true)
     #expect(try reopened.verify().ok)
+  }
+}
+
+@Suite("Verify under appends")
+struct VerifyUnderAppendsTests {
+  @Test("a stream index missing the last stream's newest entry is named, with both versions")
+  func lastStreamIndexChecked() async throws {
+    let dir = TemporaryDirectory()
+    let path = dir.environment()
+    var store: EventStore? = try EventStore(path: path, options: .fast)
+    try await store?.append([try note("a1")], to: "a")
+    try await store?.append([try note("z1"), try note("z2")], to: "z")
+    await close(&store)
+    do {
+      // The last stream in key order loses its newest index entry.
+      let environment = try Environment(path: path)
+      let index = try environment.openDatabase("stream_events", flags: [.duplicateSort, .duplicateFixed])
+      try environment.write { txn in
+        try txn.withCursor(in: index) { cursor in
+          try #require(try cursor.seek(Array("z".utf8), exact: true))
+          try #require(try cursor.move(.lastDuplicate))
+          try cursor.deleteCurrent()
+        }
+      }
+    }
+    let reopened = try EventStore(path: path, options: .fast)
+    let problems = try reopened.verify().problems.map(\.problem)
+    #expect(problems.contains("stream 'z' is indexed up to version 1 but its events reach 2"), "\(problems)")
+  }
+
+  @Test("verify while another task appends finds no problem: each check reads a consistent state")
+  func verifyWhileAppending() async throws {
+    let dir = TemporaryDirectory()
+    var options = EventStore.Options.fast
+    options.replayChunkSize = 16
+    let store = try EventStore(path: dir.environment(), projections: [NotesProjection()], options: options)
+    for index in 0..<200 {
+      try await store.append([try note("seed \(index)")], to: StreamID("s\(index % 7)"))
+    }
+    let appender = Task.detached {
+      for index in 0..<3_000 {
+        try await store.append([try note("more \(index)")], to: StreamID("s\(index % 7)"))
+      }
+    }
+    var reports: [VerificationReport] = []
+    while !appender.isCancelled, reports.count < 40 {
+      let report = try await Task.detached { try store.verify() }.value
+      reports.append(report)
+      if try store.head() >= 3_200 { break }
+    }
+    try await appender.value
+    for report in reports where !report.ok {
+      Issue.record("verify under appends: \(report.problems.prefix(3))")
+    }
+    #expect(try store.verify().ok)
   }
 }

@@ -57,6 +57,11 @@ extension EventStore {
             var visited = 0
             while found && visited < chunk {
               let sequence = cursor.key.loadUnaligned(as: UInt64.self)
+              // Events appended since the verification began are not part of what it checks.
+              if sequence > head {
+                found = false
+                break
+              }
               if sequence != expected {
                 report(expected, "missing: the sequence jumps from \(expected - 1) to \(sequence)")
               }
@@ -101,36 +106,46 @@ extension EventStore {
       report(nil, "the log holds \(count) events but its head is \(head)")
     }
     try verifyIndexes(head: head, streamVersions: streamVersions, damaged: damaged, report: report)
-    try verifyProjections(head: head, damaged: damaged, report: report)
+    try verifyProjections(damaged: damaged, report: report)
     return VerificationReport(events: count, problems: problems)
   }
 
+  /// Checks the ID and stream indexes against the head of their own read transaction (events may
+  /// have been appended since the log was read), and each stream's indexed version as of `head`
+  /// against the versions the log showed up to `head`.
   private func verifyIndexes(
     head: UInt64, streamVersions: [String: UInt64], damaged: Bool, report: (UInt64?, String) -> Void
   ) throws {
     try storage {
       try environment.read { txn in
+        let current = try WriteBatch.head(in: txn, events: schema.events)
         let idCount = try txn.count(in: schema.eventIDs)
-        if idCount != Int(head) { report(nil, "the ID index has \(idCount) entries for \(head) events") }
+        if idCount != Int(current) {
+          report(nil, "the ID index has \(idCount) entries for \(current) events")
+        }
         var indexed = 0
         try txn.withCursor(in: schema.streamEvents) { cursor in
           var found = try cursor.move(.first)
           var currentStream: [UInt8] = []
           var expectedVersion: UInt64 = 1
+          /// The stream's last indexed version among events up to `head`.
+          var versionAtHead: UInt64 = 0
+          func finishStream() {
+            guard !currentStream.isEmpty, !damaged else { return }
+            let name = String(decoding: currentStream, as: UTF8.self)
+            if let version = streamVersions[name], version != versionAtHead {
+              report(
+                nil,
+                "stream '\(name)' is indexed up to version \(versionAtHead) but its events reach \(version)")
+            }
+          }
           while found {
             let stream = [UInt8](cursor.key)
             if stream != currentStream {
-              if !currentStream.isEmpty && !damaged {
-                let name = String(decoding: currentStream, as: UTF8.self)
-                if let version = streamVersions[name], version != expectedVersion - 1 {
-                  report(
-                    nil,
-                    "stream '\(name)' is indexed up to version \(expectedVersion - 1) but its events reach \(version)"
-                  )
-                }
-              }
+              finishStream()
               currentStream = stream
               expectedVersion = 1
+              versionAtHead = 0
             }
             let entry = Schema.parseStreamEntry(cursor.value)
             if entry.version != expectedVersion {
@@ -139,28 +154,35 @@ extension EventStore {
                 "stream '\(String(decoding: stream, as: UTF8.self))' index skips from version \(expectedVersion - 1) to \(entry.version)"
               )
             }
-            if entry.sequence > head {
-              report(entry.sequence, "the stream index points past the head \(head)")
+            if entry.sequence > current {
+              report(entry.sequence, "the stream index points past the head \(current)")
             }
+            if entry.sequence <= head { versionAtHead = entry.version }
             expectedVersion = entry.version + 1
             indexed += 1
             found = try cursor.move(.next)
           }
+          finishStream()
         }
-        if indexed != Int(head) { report(nil, "the stream index has \(indexed) entries for \(head) events") }
+        if indexed != Int(current) {
+          report(nil, "the stream index has \(indexed) entries for \(current) events")
+        }
       }
     }
   }
 
-  private func verifyProjections(head: UInt64, damaged: Bool, report: (UInt64?, String) -> Void) throws {
+  /// Checks each projection's checkpoint against the head of the same read transaction, then the
+  /// projections against a replay.
+  private func verifyProjections(damaged: Bool, report: (UInt64?, String) -> Void) throws {
     try storage {
       try environment.read { txn in
+        let head = try WriteBatch.head(in: txn, events: schema.events)
         for projection in projections {
           guard let stored = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema) else {
             report(nil, "projection '\(projection.name)' has no checkpoint")
             continue
           }
-          let checkpoint = Schema.Checkpoint(version: stored.version, sequence: stored.sequence(atHead: head))
+          let checkpoint = stored.resolved(atHead: head)
           if checkpoint.sequence > head {
             report(
               checkpoint.sequence,
