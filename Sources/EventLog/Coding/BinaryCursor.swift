@@ -28,25 +28,24 @@ struct BinaryCursor {
 
   @inline(__always)
   mutating func readBool() throws(BinaryReadFailure) -> Bool {
-    let start = offset
-    guard start < buffer.count else { throw endOfData(at: start, "Bool") }
-    let byte = buffer[start]
-    guard byte <= 1 else {
-      throw BinaryReadFailure(offset: start, reason: .invalidBool(byte), subject: "Bool")
-    }
-    offset = start &+ 1
-    return byte == 1
+    try readZeroOrOne("Bool", invalid: BinaryReadFailure.Reason.invalidBool)
   }
 
   /// Reads an optional's tag: `true` if a value follows, `false` for `nil`.
   @inline(__always)
   mutating func readPresence(_ subject: StaticString) throws(BinaryReadFailure) -> Bool {
+    try readZeroOrOne(subject, invalid: BinaryReadFailure.Reason.invalidOptionalTag)
+  }
+
+  /// Reads one byte that must be 0 (`false`) or 1 (`true`); any other is `invalid(byte)`.
+  @inline(__always)
+  private mutating func readZeroOrOne(
+    _ subject: StaticString, invalid: (UInt8) -> BinaryReadFailure.Reason
+  ) throws(BinaryReadFailure) -> Bool {
     let start = offset
     guard start < buffer.count else { throw endOfData(at: start, subject) }
     let byte = buffer[start]
-    guard byte <= 1 else {
-      throw BinaryReadFailure(offset: start, reason: .invalidOptionalTag(byte), subject: subject)
-    }
+    guard byte <= 1 else { throw BinaryReadFailure(offset: start, reason: invalid(byte), subject: subject) }
     offset = start &+ 1
     return byte == 1
   }
