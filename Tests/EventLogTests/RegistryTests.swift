@@ -72,7 +72,8 @@ struct RegistryTests {
     #expect(ISO8601.date(from: text) == nil, "\(text)")
   }
 
-  @Test("the parser agrees with Foundation's ISO8601DateFormatter on 2,000 random date-times")
+  @Test(
+    "the parser and the formatter agree with Foundation's ISO8601DateFormatter on 2,000 random date-times")
   func iso8601AgreesWithFoundation() throws {
     var random = SplitMix64(seed: 8601)
     let formatter = ISO8601DateFormatter()
@@ -82,6 +83,8 @@ struct RegistryTests {
       // Whole seconds from 1900 to 2100, in UTC or with an offset.
       let seconds = -2_208_988_800 + Int64(random.next() % 6_311_433_600)
       let utc = formatter.string(from: Date(timeIntervalSince1970: Double(seconds)))
+      #expect(
+        ISO8601.string(from: Date(timeIntervalSince1970: Double(seconds))) == utc, "formatting \(seconds)")
       let offset = offsets[Int(random.next() % UInt64(offsets.count))]
       let text = String(utc.dropLast()) + offset
       let expected = try #require(formatter.date(from: text), "\(text)")

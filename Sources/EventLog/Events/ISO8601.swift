@@ -4,18 +4,19 @@ import Foundation
 /// the same with or without fractions.
 public enum ISO8601 {
   /// Formats `date` in UTC with microseconds, dropping trailing zero fractions.
+  ///
+  /// Computed from the seconds since 1970 (the inverse of the parser's day count), not through
+  /// `Calendar`, which each call had to create with its time zone (export writes one per event).
   public static func string(from date: Date) -> String {
-    var seconds = date.timeIntervalSince1970
-    var micros = Int64((seconds * 1_000_000).rounded())
-    seconds = Double(micros.floorDiv(1_000_000))
-    micros = micros - Int64(seconds) * 1_000_000
-    let base = Date(timeIntervalSince1970: seconds)
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-    let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: base)
-    func pad(_ value: Int?, _ width: Int) -> String { String(value ?? 0).leftPadded(to: width) }
+    let totalMicros = Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+    let seconds = totalMicros.floorDiv(1_000_000)
+    let micros = totalMicros - seconds * 1_000_000
+    let days = seconds.floorDiv(86_400)
+    let secondOfDay = Int(seconds - days * 86_400)
+    let (year, month, day) = civilDate(daysSince1970: Int(days))
+    func pad(_ value: Int, _ width: Int) -> String { String(value).leftPadded(to: width) }
     var text =
-      "\(pad(c.year, 4))-\(pad(c.month, 2))-\(pad(c.day, 2))T\(pad(c.hour, 2)):\(pad(c.minute, 2)):\(pad(c.second, 2))"
+      "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
     if micros != 0 {
       var fraction = String(micros).leftPadded(to: 6)
       while fraction.hasSuffix("0") { fraction.removeLast() }
@@ -99,6 +100,20 @@ public enum ISO8601 {
     case 4, 6, 9, 11: 30
     default: 31
     }
+  }
+
+  /// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's `civil_from_days`, the
+  /// inverse of ``daysSince1970(year:month:day:)``).
+  private static func civilDate(daysSince1970 days: Int) -> (year: Int, month: Int, day: Int) {
+    let z = days + 719_468
+    let era = (z >= 0 ? z : z - 146_096) / 146_097
+    let dayOfEra = z - era * 146_097
+    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+    let shiftedMonth = (5 * dayOfYear + 2) / 153
+    let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+    let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+    return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
   }
 
   /// Days from 1970-01-01 to the given proleptic Gregorian date (H. Hinnant's `days_from_civil`).
