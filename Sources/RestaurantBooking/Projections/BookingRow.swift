@@ -88,8 +88,7 @@ struct BookingRow: Hashable, Sendable {
     try reader.finish()
     let size =
       1 + 16 + 16 + RowWriter.size(ofUTF8: restaurantName.count) + 8 + 8
-      + RowWriter.size(ofUTF8: customerName.count) + 1 + (notes.map { RowWriter.size(ofUTF8: $0.count) } ?? 0)
-      + 8
+      + RowWriter.size(ofUTF8: customerName.count) + RowWriter.size(ofOptionalUTF8: notes?.count) + 8
     let bytes = RowWriter.row(format: format, size: size) { writer in
       writer.uuid(id)
       writer.uuid(restaurantID)
@@ -97,12 +96,7 @@ struct BookingRow: Hashable, Sendable {
       writer.date(date)
       writer.int(partySize)
       writer.string(utf8: customerName)
-      if let notes {
-        writer.byte(1)
-        writer.string(utf8: notes)
-      } else {
-        writer.byte(0)
-      }
+      writer.optionalString(utf8: notes)
       writer.date(createdAt)
     }
     return (bytes, id, date)

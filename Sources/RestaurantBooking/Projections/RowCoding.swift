@@ -31,7 +31,10 @@ struct RowWriter {
   }
 
   /// The bytes ``optionalString(_:)`` writes for `value`.
-  static func size(of value: String?) -> Int { 1 + (value.map { size(of: $0) } ?? 0) }
+  static func size(of value: String?) -> Int { size(ofOptionalUTF8: value?.utf8.count) }
+
+  /// The bytes ``optionalString(utf8:)`` writes for `length` UTF-8 bytes, or for `nil`.
+  static func size(ofOptionalUTF8 length: Int?) -> Int { 1 + (length.map { size(ofUTF8: $0) } ?? 0) }
 
   private init(buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
 
@@ -77,6 +80,17 @@ struct RowWriter {
     if let value {
       byte(1)
       string(value)
+    } else {
+      byte(0)
+    }
+  }
+
+  /// Writes an optional string given as its (well-formed) UTF-8 bytes: the same bytes as
+  /// ``optionalString(_:)``.
+  mutating func optionalString(utf8: UnsafeRawBufferPointer?) {
+    if let utf8 {
+      byte(1)
+      string(utf8: utf8)
     } else {
       byte(0)
     }
