@@ -73,18 +73,23 @@ do {
   Console.progress("Error: cannot create the work directory \(workDirectory): \(error)")
   exit(1)
 }
-var environment = BenchmarkEnvironment.current(mode: scale.name, workDirectory: workDirectory)
+var environment = BenchmarkEnvironment.current(
+  mode: scale.name, batchSize: scale.batchSize, sizeOverride: scale.sizeOverride,
+  workDirectory: workDirectory)
 let outcome = ParentRunner(options: options, scale: scale, workDirectory: workDirectory).run()
 if ownsWorkDirectory { FileSystem.remove(workDirectory) }
 environment.loadAverageAtEnd = BenchmarkEnvironment.loadAverage()
-let targets = Targets.evaluate(outcome.measurements)
+let targets = Targets.evaluate(outcome.measurements, batchSize: scale.batchSize)
+let comparisons = BatchComparison.evaluate(outcome.measurements, batchSize: scale.batchSize)
 print(
   TableReport.render(
-    outcome.measurements, failures: outcome.failures, targets: targets, environment: environment))
+    outcome.measurements, failures: outcome.failures, targets: targets, comparisons: comparisons,
+    environment: environment))
 do {
   if let path = options.jsonPath {
     try JSONReport(
-      environment: environment, results: outcome.measurements, targets: targets, failures: outcome.failures
+      environment: environment, results: outcome.measurements, targets: targets,
+      batchComparisons: comparisons, failures: outcome.failures
     )
     .write(to: path)
   }

@@ -4,6 +4,8 @@ struct Options: Sendable {
   var jsonPath: String?
   var svgPath: String?
   var runs: Int?
+  var batchSize: Int?
+  var size: Int?
   var workDirectory: String?
   var allowDebug = false
   var help = false
@@ -16,8 +18,9 @@ struct Options: Sendable {
   }
 
   static let usage = """
-    USAGE: eventlog-benchmarks [--quick] [--json FILE] [--svg FILE] [--runs N] [--system NAME]…
-                               [--work-dir DIR] [--allow-debug] [--list] [WORKLOAD…]
+    USAGE: eventlog-benchmarks [--quick] [--json FILE] [--svg FILE] [--runs N] [--size N]
+                               [--batch-size N] [--system NAME]… [--work-dir DIR] [--allow-debug]
+                               [--list] [WORKLOAD…]
 
     Runs the workloads of GUIDE 3.3 against eventlog, lmdb-raw, lmdb-append, sqlite and seed, each
     measurement in a child process, and prints a table of rates and ratios to eventlog.
@@ -30,6 +33,10 @@ struct Options: Sendable {
       --json FILE        write the results as JSON ({"environment": …, "results": […]})
       --svg FILE         draw each system's rate relative to eventlog as a bar chart
       --runs N           measured runs per measurement (after one warm-up)
+      --size N           run every selected workload at this one size (events, restaurants or rows)
+      --batch-size N     events per durable commit in append.batched (default 1000, as in GUIDE 3.3);
+                         with another size, the batched targets are not checked and each system's
+                         batched rate is compared with its append.single rate instead
       --system NAME      only this system (repeatable): eventlog, lmdb-raw, lmdb-append, sqlite, seed
       --work-dir DIR     scratch directory for the stores (default: a new one in $TMPDIR); use a real disk
       --allow-debug      run even in a debug build (numbers are then meaningless)
@@ -49,6 +56,13 @@ struct Options: Sendable {
       }
       return arguments[index]
     }
+    func positive(_ flag: String) throws(UsageError) -> Int {
+      let text = try value(flag)
+      guard let number = Int(text), number > 0 else {
+        throw UsageError(description: "'\(flag)' needs a positive integer, not '\(text)'")
+      }
+      return number
+    }
     while index < arguments.count {
       let argument = arguments[index]
       switch argument {
@@ -59,12 +73,9 @@ struct Options: Sendable {
       case "--allow-debug": options.allowDebug = true
       case "--list": options.list = true
       case "-h", "--help": options.help = true
-      case "--runs":
-        let text = try value(argument)
-        guard let runs = Int(text), runs > 0 else {
-          throw UsageError(description: "'--runs' needs a positive integer, not '\(text)'")
-        }
-        options.runs = runs
+      case "--runs": options.runs = try positive(argument)
+      case "--batch-size": options.batchSize = try positive(argument)
+      case "--size": options.size = try positive(argument)
       case "--system":
         let text = try value(argument)
         guard let system = SystemID(rawValue: text) else {
@@ -103,6 +114,8 @@ struct Options: Sendable {
   var scale: Scale {
     var scale = quick ? Scale.quick : Scale.standard
     if let runs { scale.runs = runs }
+    if let batchSize { scale.batchSize = batchSize }
+    if let size { scale.sizeOverride = size }
     return scale
   }
 }

@@ -14,13 +14,19 @@ struct BenchmarkEnvironment: Codable, Sendable {
   var date: String
   var command: String
   var mode: String
+  /// Events per durable commit of `append.batched`.
+  var batchSize: Int
+  /// The one size every workload ran at (`--size`), or `nil` for the mode's sizes.
+  var sizeOverride: Int?
   var workDirectory: String
   var sqliteVersion: String
   var lmdbVersion: String
   var loadAverageAtStart: String
   var loadAverageAtEnd: String
 
-  static func current(mode: String, workDirectory: String) -> BenchmarkEnvironment {
+  static func current(
+    mode: String, batchSize: Int, sizeOverride: Int?, workDirectory: String
+  ) -> BenchmarkEnvironment {
     #if DEBUG
       let configuration = "debug"
     #else
@@ -31,7 +37,7 @@ struct BenchmarkEnvironment: Codable, Sendable {
       memoryBytes: ProcessInfo.processInfo.physicalMemory, os: osName(), kernel: kernelRelease(),
       buildConfiguration: configuration, date: ISO8601DateFormatter().string(from: Date()),
       command: (["eventlog-benchmarks"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
-      mode: mode,
+      mode: mode, batchSize: batchSize, sizeOverride: sizeOverride,
       workDirectory: workDirectory, sqliteVersion: String(cString: sqlite3_libversion()),
       lmdbVersion: String(cString: mdb_version(nil, nil, nil)), loadAverageAtStart: loadAverage(),
       loadAverageAtEnd: "")

@@ -3,7 +3,7 @@
 enum TableReport {
   static func render(
     _ results: [Measurement], failures: [FailedMeasurement], targets: [TargetCheck],
-    environment: BenchmarkEnvironment
+    comparisons: [BatchComparison] = [], environment: BenchmarkEnvironment
   ) -> String {
     var lines: [String] = []
     lines.append(
@@ -58,6 +58,21 @@ enum TableReport {
     lines.append("Targets (issue 5):")
     for check in targets {
       lines.append("  [\(check.workload) @ \(Format.count(check.size))] " + check.line)
+    }
+    if let size = environment.sizeOverride {
+      lines.append(
+        "  (every workload ran at \(Format.count(size)) (--size): the targets are stated for the default sizes)"
+      )
+    }
+    if environment.batchSize != Scale.guideBatchSize {
+      lines.append(
+        "  (append.batched ran at \(environment.batchSize) events per commit: its targets, stated for "
+          + "\(Scale.guideBatchSize), are not checked)")
+    }
+    if let first = comparisons.first {
+      lines.append("")
+      lines.append("append.batched at \(first.batchSize) per commit against append.single, same system:")
+      for comparison in comparisons { lines.append("  " + comparison.line) }
     }
     for failure in failures {
       lines.append(

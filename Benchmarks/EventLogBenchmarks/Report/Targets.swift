@@ -32,10 +32,47 @@ struct TargetCheck: Codable, Sendable {
   }
 }
 
+/// `append.batched` at a commit size other than GUIDE's 1000 against `append.single` of the same
+/// system: how much one commit of `batchSize` events gains over as many single commits. At 8 per
+/// commit this is the ceiling of a group commit of 8 appenders on the machine's disk, with no
+/// waiting and no hand-over.
+struct BatchComparison: Codable, Sendable {
+  var system: String
+  var batchSize: Int
+  /// The events of the `append.batched` and `append.single` runs compared.
+  var batchedSize: Int
+  var singleSize: Int
+  /// The batched rate over the single rate.
+  var ratio: Double
+
+  var line: String {
+    let sizes =
+      batchedSize == singleSize
+      ? ""
+      : " (batched at \(Format.count(batchedSize)) events, single at \(Format.count(singleSize)): see --size)"
+    return "\(system): \(String(format: "%.2f", ratio))× its append.single rate" + sizes
+  }
+
+  static func evaluate(_ results: [Measurement], batchSize: Int) -> [BatchComparison] {
+    guard batchSize != Scale.guideBatchSize else { return [] }
+    return SystemID.allCases.compactMap { system in
+      guard let batchedSize = results.sizes(of: .appendBatched).last,
+        let batched = results.result(.appendBatched, system, size: batchedSize),
+        let singleSize = results.sizes(of: .appendSingle).last,
+        let single = results.result(.appendSingle, system, size: singleSize)
+      else { return nil }
+      return BatchComparison(
+        system: system.rawValue, batchSize: batchSize, batchedSize: batchedSize, singleSize: singleSize,
+        ratio: batched.opsPerSecond / single.opsPerSecond)
+    }
+  }
+}
+
 /// The targets of issue 5, evaluated at the largest size measured (sync.diff: at 100,000
-/// restaurants when measured).
+/// restaurants when measured). The batched targets are stated for GUIDE's 1000 events per commit
+/// and are not checked at another `batchSize`.
 enum Targets {
-  static func evaluate(_ results: [Measurement]) -> [TargetCheck] {
+  static func evaluate(_ results: [Measurement], batchSize: Int = Scale.guideBatchSize) -> [TargetCheck] {
     var checks: [TargetCheck] = []
     func rate(_ workload: Workload, _ system: SystemID, _ size: Int) -> Double? {
       results.result(workload, system, size: size)?.opsPerSecond
@@ -51,8 +88,10 @@ enum Targets {
           threshold: threshold))
     }
 
-    versus(.appendBatched, .lmdbRaw, 0.5)
-    versus(.appendBatched, .sqlite, 1.5)
+    if batchSize == Scale.guideBatchSize {
+      versus(.appendBatched, .lmdbRaw, 0.5)
+      versus(.appendBatched, .sqlite, 1.5)
+    }
     versus(.appendSingle, .lmdbRaw, 0.9)
     if let size = results.sizes(of: .appendConcurrent).last,
       let concurrent = rate(.appendConcurrent, .eventlog, size),

@@ -33,7 +33,8 @@ enum ChildMain {
       try FileSystem.createDirectory(directory)
       do {
         let run = try await system.makeRun(
-          request.workload, size: request.size, fixture: request.fixture, directory: directory)
+          request.workload, size: request.size, batchSize: request.batchSize, fixture: request.fixture,
+          directory: directory)
         if index == request.warmups { MemoryProbe.resetPeak() }
         let sampler = measured ? AnonymousMemorySampler() : nil
         let start = ContinuousClock.now

@@ -11,6 +11,8 @@ struct ChildRequest: Codable, Sendable {
   var workload: Workload
   var system: SystemID
   var size: Int
+  /// Events per durable commit of `append.batched`.
+  var batchSize: Int
   var fixture: String?
   /// A scratch directory the child owns (runs use subdirectories of it).
   var directory: String

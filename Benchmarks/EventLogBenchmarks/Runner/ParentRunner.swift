@@ -39,7 +39,8 @@ struct ParentRunner {
           let path = directory + "/fixture"
           let prepared = try ChildProcess.run(
             ChildRequest(
-              mode: .prepare, workload: workload, system: system, size: size, fixture: path,
+              mode: .prepare, workload: workload, system: system, size: size, batchSize: scale.batchSize,
+              fixture: path,
               directory: directory,
               warmups: 0, runs: 0), allowDebug: options.allowDebug)
           Console.progress("\(label): fixture built in \(Format.seconds(prepared.seconds.first ?? 0))")
@@ -48,7 +49,8 @@ struct ParentRunner {
         let (warmups, runs) = scale.repetitions(workload, system, size: size)
         let report = try ChildProcess.run(
           ChildRequest(
-            mode: .measure, workload: workload, system: system, size: size, fixture: fixture,
+            mode: .measure, workload: workload, system: system, size: size, batchSize: scale.batchSize,
+            fixture: fixture,
             directory: directory,
             warmups: warmups, runs: runs), allowDebug: options.allowDebug)
         let measurement = Measurement(

@@ -5,6 +5,8 @@ struct Scale: Sendable {
   var warmups = 1
   var runs: Int
   var batchedEvents: Int
+  /// Events per durable commit in `append.batched` (GUIDE 3.3: 1000; `--batch-size`).
+  var batchSize = Scale.guideBatchSize
   var singleEvents: Int
   /// Events of `append.concurrent` in all (spread over 8 tasks).
   var concurrentEvents: Int
@@ -13,6 +15,11 @@ struct Scale: Sendable {
   var readRows: Int
   /// `seed` at this many restaurants or more (O(R²)) runs once, without warm-up.
   var seedSingleRunFrom: Int
+  /// When set (`--size`), every workload runs at this size only.
+  var sizeOverride: Int?
+
+  /// `append.batched`'s commit size in GUIDE 3.3, which its targets are stated for.
+  static let guideBatchSize = 1000
 
   static let quick = Scale(
     name: "quick", runs: 3, batchedEvents: 20_000, singleEvents: 500, concurrentEvents: 1_600,
@@ -25,7 +32,8 @@ struct Scale: Sendable {
     seedSingleRunFrom: 1_000_000)
 
   func sizes(for workload: Workload) -> [Int] {
-    switch workload {
+    if let sizeOverride { return [sizeOverride] }
+    return switch workload {
     case .appendBatched: [batchedEvents]
     case .appendSingle: [singleEvents]
     case .appendConcurrent: [concurrentEvents]

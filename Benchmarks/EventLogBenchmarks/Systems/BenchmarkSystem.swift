@@ -15,8 +15,9 @@ protocol BenchmarkSystem {
   func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws
 
   /// Sets up one run in the empty directory `directory`, from `fixture` when the workload has one.
+  /// `append.batched` commits `batchSize` events at a time.
   func makeRun(
-    _ workload: Workload, size: Int, fixture: String?, directory: String
+    _ workload: Workload, size: Int, batchSize: Int, fixture: String?, directory: String
   ) async throws -> PreparedRun
 }
 

@@ -99,14 +99,14 @@ struct EventLogSystem: BenchmarkSystem {
   }
 
   func makeRun(
-    _ workload: Workload, size: Int, fixture: String?, directory: String
+    _ workload: Workload, size: Int, batchSize: Int, fixture: String?, directory: String
   ) async throws -> PreparedRun {
     switch workload {
     case .appendBatched:
       let store = try Self.open(directory, durable: true)
       let records = Fixtures.bookingCreations(count: size)
       return PreparedRun(operations: size) {
-        for range in partition(size, into: max(1, size / 1000)) {
+        for range in partition(size, into: max(1, size / batchSize)) {
           try await store.append(try records[range].map(Self.append(for:)))
         }
       } finish: {

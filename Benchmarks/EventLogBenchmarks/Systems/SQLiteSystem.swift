@@ -38,14 +38,14 @@ struct SQLiteSystem: BenchmarkSystem {
   }
 
   func makeRun(
-    _ workload: Workload, size: Int, fixture: String?, directory: String
+    _ workload: Workload, size: Int, batchSize: Int, fixture: String?, directory: String
   ) async throws -> PreparedRun {
     switch workload {
     case .appendBatched:
       let log = try SQLiteLog(directory: directory, durable: true)
       let records = Fixtures.bookingCreations(count: size)
       return PreparedRun(operations: size) {
-        for range in partition(size, into: max(1, size / 1000)) { try log.append(records[range]) }
+        for range in partition(size, into: max(1, size / batchSize)) { try log.append(records[range]) }
       } finish: {
         "events=\(try log.count("events"))"
       }

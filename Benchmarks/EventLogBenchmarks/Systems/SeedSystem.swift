@@ -52,7 +52,7 @@ struct SeedSystem: BenchmarkSystem {
   }
 
   func makeRun(
-    _ workload: Workload, size: Int, fixture: String?, directory: String
+    _ workload: Workload, size: Int, batchSize: Int, fixture: String?, directory: String
   ) async throws -> PreparedRun {
     guard workload == .syncDiff else { throw UnsupportedWorkload(workload: workload, system: .seed) }
     let scenario = SyncScenario(size: size)

@@ -30,7 +30,7 @@ enum Workload: String, CaseIterable, Sendable, Codable {
   var summary: String {
     switch self {
     case .appendBatched:
-      "booking events (~200-byte payloads) with ID index, stream index, read-model rows; 1000 per durable commit"
+      "booking events (~200-byte payloads) with ID index, stream index, read-model rows; 1000 per durable commit (--batch-size)"
     case .appendSingle: "booking events, each its own durable commit"
     case .appendConcurrent: "8 tasks appending single booking events durably at once"
     case .replay:
