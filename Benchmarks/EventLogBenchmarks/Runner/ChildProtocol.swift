@@ -36,6 +36,18 @@ struct ChildReport: Codable, Sendable {
   var storeBytes: Int
 }
 
+extension ChildReport {
+  /// This report and a later one of the same (workload, system, size) as one: all their runs,
+  /// the larger peaks, the later outcome and store size.
+  func merging(_ later: ChildReport) -> ChildReport {
+    ChildReport(
+      operations: later.operations, seconds: seconds + later.seconds,
+      peakRSSBytes: max(peakRSSBytes, later.peakRSSBytes),
+      peakAnonBytes: max(peakAnonBytes, later.peakAnonBytes),
+      check: later.check, storeBytes: later.storeBytes)
+  }
+}
+
 /// The hidden flag that makes the binary a child.
 enum ChildFlag {
   static let name = "--internal-child"

@@ -51,6 +51,15 @@ enum Workload: String, CaseIterable, Sendable, Codable {
 
   /// Whether a run changes its fixture (it then works on a fresh copy, made before the clock starts).
   var mutatesFixture: Bool { self == .syncDiff }
+
+  /// A workload of durable commits, whose rate follows the disk's drifting speed: measured in
+  /// rounds across systems (``ParentRunner``).
+  var isDurableWrite: Bool {
+    switch self {
+    case .appendBatched, .appendSingle, .appendConcurrent: true
+    case .replay, .syncDiff, .readAll: false
+    }
+  }
 }
 
 /// A system under test.
