@@ -367,6 +367,34 @@ struct CommandLineTests {
     #expect(refused.stderr.contains("already holds"))
   }
 
+  @Test("import reads any JSON layout of a line and CRLF line ends, and stores the same events")
+  func importReformatted() throws {
+    let cli = EventLogBinary()
+    defer { cli.remove() }
+    try #require(try cli("restaurants", "sync", "--from", try cli.file("a.json", snapshotA)).status == 0)
+    try #require(
+      try cli(
+        "bookings", "create", "--restaurant", pastaID, "--date", "2099-01-01T19:00:00Z", "--party", "3",
+        "--name", "Ö \"quoted\" {x}", "--notes", "line\nbreak"
+      )
+      .status == 0)
+    let exported = try cli("export").stdout
+    // Keys sorted (other order, payload too), slashes escaped; one line spells its payload key
+    // with an escape, so that only the parsed object can find it.
+    var lines = try exported.split(separator: "\n").map { line in
+      let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
+      return String(
+        decoding: try JSONSerialization.data(withJSONObject: object, options: .sortedKeys), as: UTF8.self)
+    }
+    #expect(lines[0] != exported.split(separator: "\n")[0].description)
+    lines[1] = lines[1].replacingOccurrences(of: "\"payload\":", with: #""pay\u006coad":"#)
+    let other = cli.directory.appendingPathComponent("other.db").path
+    let run = try cli.run(
+      ["--db", other, "import", "-"], input: lines.joined(separator: "\r\n") + "\r\n", useDatabase: false)
+    #expect(run.status == 0, "\(run)")
+    #expect(try cli.run(["--db", other, "export"], useDatabase: false).stdout == exported)
+  }
+
   @Test("an import with a bad line fails naming the line and appends nothing")
   func badImport() throws {
     let cli = EventLogBinary()

@@ -118,7 +118,14 @@ enum EventJSON {
         throw fail("unknown event type '\(type)' with a JSON payload")
       }
       do {
-        let json = try JSONSerialization.data(withJSONObject: payloadObject)
+        // The payload's own text when it can be found; re-serialising the parsed object took
+        // 40% of an import.
+        let json =
+          if let text = JSONValue.topLevelValue(ofKey: "payload", in: line) {
+            Data(text.utf8)
+          } else {
+            try JSONSerialization.data(withJSONObject: payloadObject)
+          }
         (schemaVersion, bytes) = try registry.payload(fromJSON: json, type: type)
       } catch {
         throw fail("field 'payload' does not fit \(type): \(Self.describe(error))")

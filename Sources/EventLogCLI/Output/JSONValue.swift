@@ -70,6 +70,89 @@ public enum JSONValue: Sendable, Equatable {
     output += "\""
   }
 
+  /// The text of the value of `key` in the top level of the JSON object `text`, as written.
+  ///
+  /// `text` must be valid JSON (parse it first); this only finds where values begin and end.
+  /// - Returns: `nil` when the key is absent, appears more than once, or is written with escapes
+  ///   (the caller then falls back to the parsed object).
+  /// - Complexity: O(n) in the length of `text`.
+  static func topLevelValue(ofKey key: String, in text: Substring) -> Substring? {
+    let bytes = text.utf8
+    var index = bytes.startIndex
+    let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+    func skipWhitespace() {
+      while index < bytes.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) {
+        index = bytes.index(after: index)
+      }
+    }
+    func skipString() {  // at the opening quote; stops after the closing one
+      index = bytes.index(after: index)
+      while index < bytes.endIndex, bytes[index] != quote {
+        if bytes[index] == backslash { index = bytes.index(after: index) }
+        if index < bytes.endIndex { index = bytes.index(after: index) }
+      }
+      if index < bytes.endIndex { index = bytes.index(after: index) }
+    }
+    func skipValue() {
+      guard index < bytes.endIndex else { return }
+      switch bytes[index] {
+      case quote:
+        skipString()
+      case UInt8(ascii: "{"), UInt8(ascii: "["):
+        var depth = 0
+        while index < bytes.endIndex {
+          switch bytes[index] {
+          case quote:
+            skipString()
+            continue
+          case UInt8(ascii: "{"), UInt8(ascii: "["):
+            depth += 1
+          case UInt8(ascii: "}"), UInt8(ascii: "]"):
+            depth -= 1
+            if depth == 0 {
+              index = bytes.index(after: index)
+              return
+            }
+          default:
+            break
+          }
+          index = bytes.index(after: index)
+        }
+      default:  // a number, true, false or null
+        while index < bytes.endIndex, !"{}[],: \t\n\r".utf8.contains(bytes[index]) {
+          index = bytes.index(after: index)
+        }
+      }
+    }
+    skipWhitespace()
+    guard index < bytes.endIndex, bytes[index] == UInt8(ascii: "{") else { return nil }
+    index = bytes.index(after: index)
+    var found: Substring?
+    var occurrences = 0
+    while true {
+      skipWhitespace()
+      guard index < bytes.endIndex, bytes[index] == quote else { break }
+      let keyStart = bytes.index(after: index)
+      skipString()
+      let keyText = bytes[keyStart..<bytes.index(before: index)]
+      skipWhitespace()
+      guard index < bytes.endIndex, bytes[index] == UInt8(ascii: ":") else { return nil }
+      index = bytes.index(after: index)
+      skipWhitespace()
+      let valueStart = index
+      skipValue()
+      if keyText.contains(backslash) { return nil }
+      if keyText.elementsEqual(key.utf8) {
+        occurrences += 1
+        found = Substring(bytes[valueStart..<index])
+      }
+      skipWhitespace()
+      guard index < bytes.endIndex, bytes[index] == UInt8(ascii: ",") else { break }
+      index = bytes.index(after: index)
+    }
+    return occurrences == 1 ? found : nil
+  }
+
   /// Parses JSON text into a Foundation object (for reading `import` lines).
   static func parseObject(_ line: Substring) throws -> [String: Any]? {
     try JSONSerialization.jsonObject(with: Data(line.utf8), options: [.fragmentsAllowed]) as? [String: Any]
