@@ -334,13 +334,7 @@ struct CommandLineTests {
   func exportImport() throws {
     let cli = EventLogBinary()
     defer { cli.remove() }
-    try #require(try cli("restaurants", "sync", "--from", try cli.file("a.json", snapshotA)).status == 0)
-    try #require(
-      try cli(
-        "bookings", "create", "--restaurant", pastaID, "--date", "2099-01-01T19:00:00Z", "--party", "3",
-        "--name", "Ö \"quoted\"", "--notes", "line\nbreak"
-      )
-      .status == 0)
+    try syncAndBook(cli, name: "Ö \"quoted\"")
     try #require(try cli("restaurants", "sync", "--from", try cli.file("b.json", snapshotB)).status == 0)
     let exported = try cli("export")
     #expect(exported.status == 0)
@@ -371,13 +365,7 @@ struct CommandLineTests {
   func importReformatted() throws {
     let cli = EventLogBinary()
     defer { cli.remove() }
-    try #require(try cli("restaurants", "sync", "--from", try cli.file("a.json", snapshotA)).status == 0)
-    try #require(
-      try cli(
-        "bookings", "create", "--restaurant", pastaID, "--date", "2099-01-01T19:00:00Z", "--party", "3",
-        "--name", "Ö \"quoted\" {x}", "--notes", "line\nbreak"
-      )
-      .status == 0)
+    try syncAndBook(cli, name: "Ö \"quoted\" {x}")
     let exported = try cli("export").stdout
     // Keys sorted (other order, payload too), slashes escaped; one line spells its payload key
     // with an escape, so that only the parsed object can find it.
@@ -393,6 +381,18 @@ struct CommandLineTests {
       ["--db", other, "import", "-"], input: lines.joined(separator: "\r\n") + "\r\n", useDatabase: false)
     #expect(run.status == 0, "\(run)")
     #expect(try cli.run(["--db", other, "export"], useDatabase: false).stdout == exported)
+  }
+
+  /// Syncs snapshot A and books a table under `name`, with a note holding a line break: text
+  /// that export must escape.
+  private func syncAndBook(_ cli: EventLogBinary, name: String) throws {
+    try #require(try cli("restaurants", "sync", "--from", try cli.file("a.json", snapshotA)).status == 0)
+    try #require(
+      try cli(
+        "bookings", "create", "--restaurant", pastaID, "--date", "2099-01-01T19:00:00Z", "--party", "3",
+        "--name", name, "--notes", "line\nbreak"
+      )
+      .status == 0)
   }
 
   @Test("an import with a bad line fails naming the line and appends nothing")
