@@ -415,6 +415,15 @@ struct CommandLineTests {
       ["--db", other, "import", "-"], input: garbage.joined(separator: "\n"), useDatabase: false)
     #expect(second.status == 1)
     #expect(second.stderr.contains("line 2"), "\(second)")
+    // A byte that is not UTF-8 inside line 3's text is refused, not replaced.
+    var lineBytes = lines.map { Array($0.utf8) }
+    lineBytes[2].insert(0xFF, at: lineBytes[2].count - 3)
+    let invalid = cli.directory.appendingPathComponent("invalid.jsonl")
+    try Data(lineBytes.joined(separator: [UInt8(ascii: "\n")])).write(to: invalid)
+    let third = try cli.run(["--db", other, "import", invalid.path], useDatabase: false)
+    #expect(third.status == 1)
+    #expect(third.stderr.contains("line 3: not valid UTF-8"), "\(third)")
+    #expect(!FileManager.default.fileExists(atPath: other))
   }
 
   // MARK: Damage

@@ -109,6 +109,13 @@ struct ImportCommand: CLICommand {
     file = arguments.positionals[0]
   }
 
+  /// The error for input that is not UTF-8, naming its first such line.
+  static func invalidUTF8(in data: Data) -> CommandFailure {
+    let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+    let index = lines.firstIndex { String(validating: $0, as: UTF8.self) == nil } ?? 0
+    return CommandFailure("line \(index + 1): not valid UTF-8")
+  }
+
   func run(_ context: CommandContext) async throws {
     let data: Data
     if file == "-" {
@@ -120,7 +127,8 @@ struct ImportCommand: CLICommand {
         throw CommandFailure("cannot read '\(file)': \(error.localizedDescription)")
       }
     }
-    let text = String(decoding: data, as: UTF8.self)
+    // Not String(decoding:), which would replace invalid bytes and import altered text.
+    guard let text = String(validating: data, as: UTF8.self) else { throw Self.invalidUTF8(in: data) }
     // Split on the byte: splitting the String splits on Characters, which is several times
     // slower and keeps "\r\n" (one Character) together.
     let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
