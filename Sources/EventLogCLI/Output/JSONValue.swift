@@ -80,8 +80,17 @@ public enum JSONValue: Sendable, Equatable {
     let bytes = text.utf8
     var index = bytes.startIndex
     let quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+    func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+    func isStructural(_ byte: UInt8) -> Bool {
+      switch byte {
+      case UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: ","),
+        UInt8(ascii: ":"):
+        true
+      default: false
+      }
+    }
     func skipWhitespace() {
-      while index < bytes.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) {
+      while index < bytes.endIndex, isWhitespace(bytes[index]) {
         index = bytes.index(after: index)
       }
     }
@@ -119,7 +128,7 @@ public enum JSONValue: Sendable, Equatable {
           index = bytes.index(after: index)
         }
       default:  // a number, true, false or null
-        while index < bytes.endIndex, !"{}[],: \t\n\r".utf8.contains(bytes[index]) {
+        while index < bytes.endIndex, !isWhitespace(bytes[index]), !isStructural(bytes[index]) {
           index = bytes.index(after: index)
         }
       }
