@@ -89,9 +89,9 @@ struct CheckpointFormatTests {
     #expect(try Raw(path).checkpoint("notes")?.sequence == Self.followsHead)
 
     // A writer without the projection pins its checkpoint at the head it found, before appending.
-    var without: EventStore? = try EventStore(path: path, options: .fast)
-    try await without?.append([try note("6"), try note("7")], to: "s")
-    await close(&without)
+    try await withStore(at: path) { without in
+      try await without.append([try note("6"), try note("7")], to: "s")
+    }
     let pinned = try Raw(path).checkpoint("notes")
     #expect(pinned?.sequence == 5 && pinned?.version == 1)
 
@@ -109,13 +109,13 @@ struct CheckpointFormatTests {
     let dir = TemporaryDirectory()
     let path = dir.environment()
     let event = try note("once")
-    var store: EventStore? = try EventStore(path: path, projections: [NotesProjection()], options: .fast)
-    try await store?.append([event], to: "s")
-    await close(&store)
-    var without: EventStore? = try EventStore(path: path, options: .fast)
-    let again = try await without?.append([event], to: "s")
-    #expect(again?.alreadyStored == true)
-    await close(&without)
+    try await withStore(at: path, projections: [NotesProjection()]) { store in
+      try await store.append([event], to: "s")
+    }
+    try await withStore(at: path) { without in
+      let again = try await without.append([event], to: "s")
+      #expect(again.alreadyStored == true)
+    }
     #expect(try Raw(path).checkpoint("notes")?.sequence == Self.followsHead)
   }
 
@@ -156,8 +156,7 @@ struct CheckpointFormatTests {
   func newerFormatRefused() async throws {
     let dir = TemporaryDirectory()
     let path = dir.environment()
-    var store: EventStore? = try EventStore(path: path, options: .fast)
-    await close(&store)
+    try await withStore(at: path) { _ in }
     try Raw(path).setFormat(3)
     #expect {
       _ = try EventStore(path: path, options: .fast)

@@ -65,9 +65,9 @@ struct ProjectionTests {
     let dir = TemporaryDirectory()
     let path = dir.environment()
     let noteID = UUID()
-    var first: EventStore? = try EventStore(path: path, projections: [NotesProjection()], options: .fast)
-    try await first?.append([try note("a", id: noteID)], to: "s")
-    await close(&first)
+    try await withStore(at: path, projections: [NotesProjection()]) { first in
+      try await first.append([try note("a", id: noteID)], to: "s")
+    }
     // A projection whose logic changed but whose version did not: live and replay now differ.
     let store = try EventStore(path: path, projections: [DoublingProjection()], options: .fast)
     try await store.append([try note("b")], to: "s")
@@ -86,11 +86,11 @@ struct ProjectionTests {
   func catchUpOnOpen() async throws {
     let dir = TemporaryDirectory()
     let path = dir.environment()
-    var store: EventStore? = try EventStore(path: path, options: .fast)
-    for (stream, event) in try Self.workload(seed: 3, count: 50) {
-      try await store?.append([event], to: stream)
+    try await withStore(at: path) { store in
+      for (stream, event) in try Self.workload(seed: 3, count: 50) {
+        try await store.append([event], to: stream)
+      }
     }
-    await close(&store)
     let withProjection = try EventStore(path: path, projections: [NotesProjection()], options: .fast)
     #expect(try withProjection.read { try $0.checkpoint(of: "notes") } == 50)
     #expect(try withProjection.firstDifference(from: withProjection.replay()) == nil)
@@ -164,11 +164,11 @@ struct ReplayFailureTests {
     let path = dir.environment()
     var options = EventStore.Options.fast
     options.replayChunkSize = 3
-    var plain: EventStore? = try EventStore(path: path, options: options)
-    for index in 0..<20 { try await plain?.append([try note("n\(index)")], to: "s") }
-    try await plain?.append([try NewEvent(Poison(reason: "late"))], to: "s")
-    for index in 0..<20 { try await plain?.append([try note("m\(index)")], to: "s") }
-    await close(&plain)
+    try await withStore(at: path, options: options) { plain in
+      for index in 0..<20 { try await plain.append([try note("n\(index)")], to: "s") }
+      try await plain.append([try NewEvent(Poison(reason: "late"))], to: "s")
+      for index in 0..<20 { try await plain.append([try note("m\(index)")], to: "s") }
+    }
     // Opening with the projection must catch it up, and the poison event fails that, naming it.
     #expect(
       throws: EventStoreError.projectionFailed(projection: "notes", sequence: 21, reason: "poisoned: late")
@@ -211,9 +211,9 @@ struct ReplayFailureTests {
     let path = dir.environment()
     var options = EventStore.Options.fast
     options.replayChunkSize = 10
-    var plain: EventStore? = try EventStore(path: path, options: options)
-    for index in 0..<12 { try await plain?.append([try note("n\(index)")], to: "s") }
-    await close(&plain)
+    try await withStore(at: path, options: options) { plain in
+      for index in 0..<12 { try await plain.append([try note("n\(index)")], to: "s") }
+    }
     let projections = [FailingAt(name: "a", failAt: a), FailingAt(name: "b", failAt: b)]
     // A writable open creates the projections' tables, then fails to catch them up.
     #expect(throws: EventStoreError.self) {

@@ -67,10 +67,10 @@ struct VerifyUnderAppendsTests {
   func lastStreamIndexChecked() async throws {
     let dir = TemporaryDirectory()
     let path = dir.environment()
-    var store: EventStore? = try EventStore(path: path, options: .fast)
-    try await store?.append([try note("a1")], to: "a")
-    try await store?.append([try note("z1"), try note("z2")], to: "z")
-    await close(&store)
+    try await withStore(at: path) { store in
+      try await store.append([try note("a1")], to: "a")
+      try await store.append([try note("z1"), try note("z2")], to: "z")
+    }
     do {
       // The last stream in key order loses its newest index entry.
       let environment = try Environment(path: path)

@@ -2,6 +2,7 @@ import EventLog
 import Foundation
 import LMDB
 import Testing
+
 extension EventStore.Options {
   /// Test options: no flush per commit (the tests that need durability say so).
   static var fast: EventStore.Options {
@@ -21,6 +22,17 @@ func close(_ store: inout EventStore?) async {
     try? await Task.sleep(for: .milliseconds(1))
   }
   #expect(weakStore == nil, "the store was not released")
+}
+
+/// Opens the store at `path`, runs `body` on it, then closes it (``close(_:)``), so that the
+/// next open, or a raw change to the files, sees everything `body` appended.
+func withStore(
+  at path: String, projections: [any Projection] = [], options: EventStore.Options = .fast,
+  _ body: (EventStore) async throws -> Void
+) async throws {
+  var store: EventStore? = try EventStore(path: path, projections: projections, options: options)
+  if let store { try await body(store) }
+  await close(&store)
 }
 
 /// Every entry of every table of every registered projection, live.
