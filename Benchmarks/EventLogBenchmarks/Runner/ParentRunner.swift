@@ -63,11 +63,7 @@ struct ParentRunner {
     progress: inout Progress
   ) {
     let label = progress.label(workload, system, size)
-    let directory = self.directory(workload, system, size)
-    FileSystem.remove(directory)
-    defer { FileSystem.remove(directory) }
-    do {
-      try FileSystem.createDirectory(directory)
+    let measured = attempt(label, workload, size, system, into: &outcome) { directory -> Measurement in
       var fixture: String?
       if workload.needsFixture(system) {
         let path = directory + "/fixture"
@@ -85,16 +81,12 @@ struct ParentRunner {
         allowDebug: options.allowDebug)
       let measurement = Measurement(
         workload: workload, system: system, size: size, warmups: warmups, report: report)
-      outcome.measurements.append(measurement)
       Console.progress(
         "\(label): \(Format.rate(measurement.opsPerSecond)) \(workload.unit)/s, median \(Format.seconds(measurement.seconds)) "
           + "[\(report.check)] (elapsed \(progress.elapsed))")
-    } catch {
-      Console.progress("\(label): FAILED: \(error)")
-      outcome.failures.append(
-        FailedMeasurement(workload: workload.rawValue, system: system.rawValue, size: size, error: "\(error)")
-      )
+      return measurement
     }
+    if let measured { outcome.measurements.append(measured) }
   }
 
   /// Rounds of one measured run per child (after the child's own warm-ups), every triple in turn;
@@ -110,28 +102,23 @@ struct ParentRunner {
     for round in 0..<scale.runs {
       for (index, (workload, size, system)) in triples.enumerated() where !failed.contains(index) {
         let label = progress.label(workload, system, size, round: " (run \(round + 1)/\(scale.runs))")
-        let directory = self.directory(workload, system, size)
-        FileSystem.remove(directory)
-        defer { FileSystem.remove(directory) }
-        do {
-          try FileSystem.createDirectory(directory)
+        let report = attempt(label, workload, size, system, into: &outcome) { directory -> ChildReport in
           let (warmups, _) = scale.repetitions(workload, system, size: size)
           let report = try ChildProcess.run(
             request(
               .measure, workload, system, size, fixture: nil, directory: directory, warmups: warmups, runs: 1),
             allowDebug: options.allowDebug)
-          reports[index] = reports[index].map { $0.merging(report) } ?? report
           let rate = Double(report.operations) / (report.seconds.first ?? .infinity)
           Console.progress(
             "\(label): \(Format.rate(rate)) \(workload.unit)/s [\(report.check)] (elapsed \(progress.elapsed))"
           )
-        } catch {
-          Console.progress("\(label): FAILED: \(error)")
-          failed.insert(index)
-          outcome.failures.append(
-            FailedMeasurement(
-              workload: workload.rawValue, system: system.rawValue, size: size, error: "\(error)"))
+          return report
         }
+        guard let report else {
+          failed.insert(index)
+          continue
+        }
+        reports[index] = reports[index].map { $0.merging(report) } ?? report
       }
     }
     for (index, (workload, size, system)) in triples.enumerated() where !failed.contains(index) {
@@ -143,8 +130,26 @@ struct ParentRunner {
     }
   }
 
-  private func directory(_ workload: Workload, _ system: SystemID, _ size: Int) -> String {
-    workDirectory + "/\(workload.rawValue)-\(system.rawValue)-\(size)"
+  /// Runs `body` in a fresh scratch directory for (workload, size, system), removed afterwards.
+  /// - Returns: what `body` returned, or `nil` when it threw: the error is then printed under
+  ///   `label` and recorded as the triple's failure.
+  private func attempt<Result>(
+    _ label: String, _ workload: Workload, _ size: Int, _ system: SystemID, into outcome: inout Outcome,
+    _ body: (_ directory: String) throws -> Result
+  ) -> Result? {
+    let directory = workDirectory + "/\(workload.rawValue)-\(system.rawValue)-\(size)"
+    FileSystem.remove(directory)
+    defer { FileSystem.remove(directory) }
+    do {
+      try FileSystem.createDirectory(directory)
+      return try body(directory)
+    } catch {
+      Console.progress("\(label): FAILED: \(error)")
+      outcome.failures.append(
+        FailedMeasurement(workload: workload.rawValue, system: system.rawValue, size: size, error: "\(error)")
+      )
+      return nil
+    }
   }
 
   private func request(
