@@ -33,6 +33,27 @@ struct RowLayoutTests {
     }
   }
 
+  @Test("a damaged row's error names the kind of row and where it broke")
+  func damagedRowsNamed() throws {
+    let booking = BookingRow(
+      BookingCreated(
+        bookingID: Self.id1, restaurantID: Self.id2, restaurantName: "Pasta",
+        date: Date(timeIntervalSince1970: 0),
+        partySize: 2, customerName: "Ada", notes: nil, createdAt: Date(timeIntervalSince1970: 0)))
+    #expect(throws: RowError.unreadable(row: "booking", reason: "truncated at byte 17")) {
+      _ = try BookingRow(Array(booking.bytes.prefix(20)))
+    }
+    var badTag = booking.bytes
+    badTag[badTag.count - 9] = 7  // the notes' optional tag
+    #expect(throws: RowError.unreadable(row: "booking", reason: "bad optional tag 7")) {
+      _ = try BookingRow(badTag)
+    }
+    let restaurant = RestaurantRow(id: Self.id1, name: "Chez Zoë", cuisine: "")
+    #expect(throws: RowError.unreadable(row: "restaurant", reason: "truncated at byte 18")) {
+      _ = try RestaurantRow(Array(restaurant.bytes.prefix(18)))
+    }
+  }
+
   @Test("a restaurant row: format, ID, name, cuisine")
   func restaurantBytes() throws {
     let row = RestaurantRow(id: Self.id1, name: "Chez Zoë", cuisine: "")

@@ -100,11 +100,14 @@ struct RowWriter {
 /// Reads what ``RowWriter`` wrote.
 struct RowReader {
   private let buffer: UnsafeRawBufferPointer
+  /// The kind of row, for errors ("booking", "restaurant").
+  private let row: String
   private var offset = 0
 
   /// A reader of `buffer`, checking its format byte.
   init(_ buffer: UnsafeRawBufferPointer, format: UInt8, row: String) throws(RowError) {
     self.buffer = buffer
+    self.row = row
     guard buffer.first == format else {
       throw .unreadable(
         row: row, reason: "format \(buffer.first.map(String.init) ?? "none"), expected \(format)")
@@ -114,7 +117,7 @@ struct RowReader {
 
   private mutating func take(_ count: Int) throws(RowError) -> UnsafeRawBufferPointer {
     guard count >= 0, offset + count <= buffer.count else {
-      throw .unreadable(row: "row", reason: "truncated at byte \(offset)")
+      throw .unreadable(row: row, reason: "truncated at byte \(offset)")
     }
     defer { offset += count }
     return UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + count)])
@@ -149,13 +152,13 @@ struct RowReader {
     var shift: UInt64 = 0
     while true {
       let byte = try take(1)[0]
-      guard shift < 64 else { throw .unreadable(row: "row", reason: "bad string length at byte \(offset)") }
+      guard shift < 64 else { throw .unreadable(row: row, reason: "bad string length at byte \(offset)") }
       length |= UInt64(byte & 0x7F) << shift
       if byte & 0x80 == 0 { break }
       shift += 7
     }
     guard length <= UInt64(buffer.count) else {
-      throw .unreadable(row: "row", reason: "string length \(length) past the end")
+      throw .unreadable(row: row, reason: "string length \(length) past the end")
     }
     return try take(Int(length))
   }
@@ -164,13 +167,13 @@ struct RowReader {
     switch try take(1)[0] {
     case 0: return nil
     case 1: return try string()
-    case let tag: throw .unreadable(row: "row", reason: "bad optional tag \(tag)")
+    case let tag: throw .unreadable(row: row, reason: "bad optional tag \(tag)")
     }
   }
 }
 
 /// A stored row that does not read back.
-enum RowError: Error, CustomStringConvertible {
+enum RowError: Error, Equatable, CustomStringConvertible {
   case unreadable(row: String, reason: String)
 
   var description: String {
