@@ -205,11 +205,9 @@ extension EventStore {
               let databases = projectionDatabases[projection.name]
             else { continue }
             try ProjectionEngine.write(tables, to: databases, in: txn)
-            let key = Array(projection.name.utf8)
-            let value = Schema.encode(.init(version: projection.version, sequence: head))
-            try key.withUnsafeBytes { k in
-              try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: schema.checkpoints) }
-            }
+            try WriteBatch.store(
+              .init(version: projection.version, sequence: head), ofProjection: Array(projection.name.utf8),
+              in: txn, schema: schema)
           }
         }
       }

@@ -64,10 +64,9 @@ struct WriteBatch {
   /// to the head: the events about to be appended are not applied to them.
   private mutating func pinForeignCheckpoints() throws {
     for (name, version) in foreignFollowing {
-      let value = Schema.encode(Schema.Checkpoint(version: version, sequence: head))
-      try name.withUnsafeBytes { k in
-        try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: store.schema.checkpoints) }
-      }
+      try Self.store(
+        Schema.Checkpoint(version: version, sequence: head), ofProjection: name, in: txn, schema: store.schema
+      )
     }
     foreignFollowing.removeAll()
   }
@@ -85,6 +84,16 @@ struct WriteBatch {
     return try key.withUnsafeBytes { k in
       try txn.withValue(forKey: k, in: schema.checkpoints) { Schema.decodeCheckpoint($0) }
     } ?? nil
+  }
+
+  /// Stores `checkpoint` as the checkpoint of the projection whose UTF-8 name is `name`.
+  static func store(
+    _ checkpoint: Schema.Checkpoint, ofProjection name: [UInt8], in txn: WriteTransaction, schema: Schema
+  ) throws {
+    let value = Schema.encode(checkpoint)
+    try name.withUnsafeBytes { k in
+      try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: schema.checkpoints) }
+    }
   }
 
   static func streamVersion(of stream: [UInt8], in txn: Transaction, schema: Schema) throws -> UInt64 {
@@ -244,11 +253,8 @@ struct WriteBatch {
     for (index, target) in targets.enumerated() {
       let checkpoint = Schema.Checkpoint.following(version: target.projection.version)
       guard storedCheckpoints[index] != checkpoint else { continue }
-      let key = Array(target.projection.name.utf8)
-      let value = Schema.encode(checkpoint)
-      try key.withUnsafeBytes { k in
-        try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: store.schema.checkpoints) }
-      }
+      try Self.store(
+        checkpoint, ofProjection: Array(target.projection.name.utf8), in: txn, schema: store.schema)
       storedCheckpoints[index] = checkpoint
     }
   }
