@@ -104,6 +104,20 @@ struct CheckpointFormatTests {
     #expect(try Raw(path).checkpoint("notes")?.sequence == Self.followsHead)
   }
 
+  @Test("rebuilding the projections leaves their checkpoints following the head")
+  func rebuildFollows() async throws {
+    let dir = TemporaryDirectory()
+    let path = dir.environment()
+    try await withStore(at: path, projections: [NotesProjection()]) { store in
+      for index in 1...4 { try await store.append([try note("n\(index)")], to: "s") }
+      let rebuilt = try await store.rebuildProjections()
+      #expect(rebuilt.throughSequence == 4)
+      #expect(try store.read { try $0.checkpoint(of: "notes") } == 4)
+    }
+    let stored = try Raw(path).checkpoint("notes")
+    #expect(stored?.sequence == Self.followsHead && stored?.version == 1)
+  }
+
   @Test("a writer without the projection that appends nothing new does not pin it")
   func idempotentAppendDoesNotPin() async throws {
     let dir = TemporaryDirectory()

@@ -205,9 +205,10 @@ extension EventStore {
               let databases = projectionDatabases[projection.name]
             else { continue }
             try ProjectionEngine.write(tables, to: databases, in: txn)
+            // Up to the head and applied by this store's writers from now on: it follows the head.
             try WriteBatch.store(
-              .init(version: projection.version, sequence: head), ofProjection: Array(projection.name.utf8),
-              in: txn, schema: schema)
+              .following(version: projection.version), ofProjection: Array(projection.name.utf8), in: txn,
+              schema: schema)
           }
         }
       }
