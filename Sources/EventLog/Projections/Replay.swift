@@ -160,13 +160,13 @@ extension EventStore {
         let head = try WriteBatch.head(in: txn, events: schema.events)
         try replay.advance(through: head, in: txn, events: schema.events)
         for projection in projections {
-          let checkpoint = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)?
-            .resolved(atHead: head)
+          let stored = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)
+          let checkpoint = stored?.resolved(atHead: head)
           if checkpoint?.sequence != head || checkpoint?.version != projection.version {
             return ProjectionDifference(
               projection: projection.name, table: "(checkpoint)", key: Array(projection.name.utf8),
               replayed: Schema.encode(.init(version: projection.version, sequence: head)),
-              live: checkpoint.map(Schema.encode))
+              live: stored.map(Schema.encode))
           }
           guard let tables = replay.tables[projection.name],
             let databases = projectionDatabases[projection.name]
