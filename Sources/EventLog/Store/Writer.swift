@@ -97,6 +97,7 @@ final class Writer: Sendable {
   func waitForArrivals(_ count: Int, limit: Duration) {
     let ready = state.withLock { state in
       if state.jobs.count >= count { return true }
+      if state.jobs.contains(where: { if case .exclusive = $0 { true } else { false } }) { return true }
       state.arrivalTarget = count
       return false
     }
