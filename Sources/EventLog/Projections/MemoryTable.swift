@@ -13,8 +13,9 @@ final class MemoryTable {
   let name: String
   /// The slots, in one stored property without dynamic exclusivity checks (each costs a
   /// `swift_beginAccess` call). Unchecked is safe: every access is one call of a method below,
-  /// which does not call back out, and a table is used by one thread at a time (replay's folding
-  /// thread, then its owner).
+  /// which does not call back out except `withValue`, whose `body` must not change the table
+  /// (``ProjectionState/withValue(forKey:in:_:)`` says so), and a table is used by one thread at a
+  /// time (replay's folding thread, then its owner).
   @exclusivity(unchecked) private var storage = Storage()
 
   init(name: String) { self.name = name }

@@ -64,7 +64,8 @@ public final class ProjectionState {
 
   /// Calls `body` with the bytes stored under `key` in `table`, without copying them out.
   ///
-  /// The bytes are valid only inside `body`.
+  /// The bytes are valid only inside `body`, and `body` must not change this state (any table):
+  /// a write can move or free them, in LMDB as in memory. Copy what a write needs first.
   /// - Returns: what `body` returns, or `nil` when the key is absent (`body` is not called).
   /// - Complexity: O(log n) in LMDB, O(1) in memory.
   @inlinable
