@@ -54,11 +54,11 @@ struct BatchComparison: Codable, Sendable {
   }
 
   static func evaluate(_ results: [Measurement], batchSize: Int) -> [BatchComparison] {
-    guard batchSize != Scale.guideBatchSize else { return [] }
+    guard batchSize != Scale.guideBatchSize, let batchedSize = results.sizes(of: .appendBatched).last,
+      let singleSize = results.sizes(of: .appendSingle).last
+    else { return [] }
     return SystemID.allCases.compactMap { system in
-      guard let batchedSize = results.sizes(of: .appendBatched).last,
-        let batched = results.result(.appendBatched, system, size: batchedSize),
-        let singleSize = results.sizes(of: .appendSingle).last,
+      guard let batched = results.result(.appendBatched, system, size: batchedSize),
         let single = results.result(.appendSingle, system, size: singleSize)
       else { return nil }
       return BatchComparison(

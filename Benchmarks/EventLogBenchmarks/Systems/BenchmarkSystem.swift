@@ -45,3 +45,9 @@ func partition(_ count: Int, into parts: Int) -> [Range<Int>] {
   precondition(parts > 0, "parts must be positive")
   return (0..<parts).map { part in (count * part / parts)..<(count * (part + 1) / parts) }
 }
+
+/// Splits `count` items into consecutive batches of about `size` items each (`size` or a little
+/// more when it does not divide `count`; one batch when `count` is smaller than `size`).
+func batches(_ count: Int, of size: Int) -> [Range<Int>] {
+  partition(count, into: max(1, count / size))
+}

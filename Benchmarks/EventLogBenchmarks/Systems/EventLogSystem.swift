@@ -82,7 +82,7 @@ struct EventLogSystem: BenchmarkSystem {
     switch workload {
     case .replay:
       var generator = MixedEventGenerator()
-      for range in partition(size, into: max(1, size / BenchmarkDefaults.fixtureBatch)) {
+      for range in batches(size, of: BenchmarkDefaults.fixtureBatch) {
         try await Self.load(generator.next(range.count), into: store, batch: range.count)
       }
     case .readAll:
@@ -106,7 +106,7 @@ struct EventLogSystem: BenchmarkSystem {
       let store = try Self.open(directory, durable: true)
       let records = Fixtures.bookingCreations(count: size)
       return PreparedRun(operations: size) {
-        for range in partition(size, into: max(1, size / batchSize)) {
+        for range in batches(size, of: batchSize) {
           try await store.append(try records[range].map(Self.append(for:)))
         }
       } finish: {

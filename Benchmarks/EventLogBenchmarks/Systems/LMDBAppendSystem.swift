@@ -45,7 +45,7 @@ struct LMDBAppendSystem: BenchmarkSystem {
     guard workload == .replay else { throw UnsupportedWorkload(workload: workload, system: .lmdbAppend) }
     let log = try Log(path: path, durable: false)
     var generator = MixedEventGenerator()
-    for range in partition(size, into: max(1, size / BenchmarkDefaults.fixtureBatch)) {
+    for range in batches(size, of: BenchmarkDefaults.fixtureBatch) {
       try log.append(generator.next(range.count))
     }
   }
@@ -58,7 +58,7 @@ struct LMDBAppendSystem: BenchmarkSystem {
       let log = try Log(path: directory, durable: true)
       let records = Fixtures.bookingCreations(count: size)
       return PreparedRun(operations: size) {
-        for range in partition(size, into: max(1, size / batchSize)) { try log.append(records[range]) }
+        for range in batches(size, of: batchSize) { try log.append(records[range]) }
       } finish: {
         "events=\(try log.environment.read { try RawLMDB.count($0, log.events) })"
       }

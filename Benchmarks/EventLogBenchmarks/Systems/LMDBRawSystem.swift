@@ -10,12 +10,12 @@ struct LMDBRawSystem: BenchmarkSystem {
     switch workload {
     case .replay:
       var generator = MixedEventGenerator()
-      for range in partition(size, into: max(1, size / BenchmarkDefaults.fixtureBatch)) {
+      for range in batches(size, of: BenchmarkDefaults.fixtureBatch) {
         try log.append(generator.next(range.count))
       }
     case .readAll:
       let records = Fixtures.readModelEvents(size: size)
-      for range in partition(size, into: max(1, size / BenchmarkDefaults.fixtureBatch)) {
+      for range in batches(size, of: BenchmarkDefaults.fixtureBatch) {
         try log.append(records[range])
       }
     case .appendBatched, .appendSingle, .appendConcurrent, .syncDiff:
@@ -31,7 +31,7 @@ struct LMDBRawSystem: BenchmarkSystem {
       let log = try LMDBRawLog(path: directory, durable: true)
       let records = Fixtures.bookingCreations(count: size)
       return PreparedRun(operations: size) {
-        for range in partition(size, into: max(1, size / batchSize)) { try log.append(records[range]) }
+        for range in batches(size, of: batchSize) { try log.append(records[range]) }
       } finish: {
         "events=\(try log.environment.read { try RawLMDB.count($0, log.events) })"
       }

@@ -14,12 +14,12 @@ struct SQLiteSystem: BenchmarkSystem {
     switch workload {
     case .replay:
       var generator = MixedEventGenerator()
-      for range in partition(size, into: max(1, size / BenchmarkDefaults.fixtureBatch)) {
+      for range in batches(size, of: BenchmarkDefaults.fixtureBatch) {
         try log.append(generator.next(range.count))
       }
     case .readAll:
       let records = Fixtures.readModelEvents(size: size)
-      for range in partition(size, into: max(1, size / BenchmarkDefaults.fixtureBatch)) {
+      for range in batches(size, of: BenchmarkDefaults.fixtureBatch) {
         try log.append(records[range])
       }
     case .syncDiff:
@@ -45,7 +45,7 @@ struct SQLiteSystem: BenchmarkSystem {
       let log = try SQLiteLog(directory: directory, durable: true)
       let records = Fixtures.bookingCreations(count: size)
       return PreparedRun(operations: size) {
-        for range in partition(size, into: max(1, size / batchSize)) { try log.append(records[range]) }
+        for range in batches(size, of: batchSize) { try log.append(records[range]) }
       } finish: {
         "events=\(try log.count("events"))"
       }
