@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import LMDB
 
@@ -106,58 +107,79 @@ extension EventStore {
   }
 
   private func drain() {
+    // Appends the next commit expects (0: it takes what waits), and until when it waits for them.
     var expected = 0
+    var deadline = DispatchTime.now()
     while true {
-      if expected > 1 { writer.waitForArrivals(expected, limit: .microseconds(200)) }
-      guard let jobs = writer.take() else { return }
-      expected = 0
-      var group: [Writer.PendingAppend] = []
-      for job in jobs {
-        switch job {
-        case .append(let pending):
-          group.append(pending)
-        case .exclusive(let body):
-          if !group.isEmpty { commit(group) }
-          group.removeAll()
-          body()
-        }
+      if expected > 1 { writer.waitForArrivals(1, until: deadline) }
+      guard let work = writer.takeNext() else { return }
+      switch work {
+      case .exclusive(let body):
+        body()
+        expected = 0
+      case .appends(let waiting):
+        let (carried, queuedMeanwhile) = commit(waiting, collectingUpTo: expected, until: deadline)
+        // The callers just resumed will likely append again: wait for them and for those that
+        // queued during this commit, so that the next commit carries everyone.
+        expected = carried > 1 ? carried + queuedMeanwhile : 0
+        deadline = .now() + .microseconds(200)
       }
-      guard !group.isEmpty else { continue }
-      let queuedMeanwhile = commit(group)
-      // The callers just resumed will likely append again: wait for them and for those that
-      // queued during this commit, so that the next commit carries everyone.
-      if group.count > 1 { expected = group.count + queuedMeanwhile }
     }
   }
 
-  /// Commits a group of queued appends and resumes their callers.
-  /// - Returns: how many jobs queued during the commit (counted before the callers resume, as
-  ///   those that append again queue too).
-  @discardableResult
-  private func commit(_ group: [Writer.PendingAppend]) -> Int {
-    let results = commit(group.map(\.appends))
+  /// Commits queued appends in one transaction and resumes their callers.
+  ///
+  /// While the transaction holds fewer than `expected` appends, it takes in those that arrive
+  /// until `deadline` as they come, so that applying the first overlaps with the others' arrival
+  /// (the callers of the previous commit, coming back).
+  /// - Returns: how many appends the commit carried, and how many jobs queued during the commit
+  ///   (counted before the callers resume, as those that append again queue too).
+  private func commit(
+    _ waiting: [Writer.PendingAppend], collectingUpTo expected: Int, until deadline: DispatchTime
+  ) -> (carried: Int, queued: Int) {
+    var group = waiting
+    let results = commit(group.map(\.appends)) {
+      guard group.count < expected else { return [] }
+      writer.waitForArrivals(1, until: deadline)
+      let arrived = writer.takeAppends()
+      group += arrived
+      return arrived.map(\.appends)
+    }
+    precondition(results.count == group.count, "a result for every append the commit took in")
     let queued = writer.pendingCount
     for (pending, result) in zip(group, results) {
       pending.continuation.resume(with: result)
     }
-    return queued
+    return (group.count, queued)
   }
 
   /// Commits requests in one transaction, a result for each. If the transaction fails as a whole
   /// (a projection threw, the disk failed), each request is retried alone so that only the
   /// guilty one fails.
-  private func commit(_ requests: [[StreamAppend]]) -> [Result<AppendResult, any Error>] {
+  /// - Parameter more: called in the transaction after the requests are applied, until it
+  ///   returns none: requests to add to the same transaction.
+  private func commit(
+    _ requests: [[StreamAppend]], collecting more: () -> [[StreamAppend]] = { [] }
+  ) -> [Result<AppendResult, any Error>] {
+    var requests = requests
     do {
       let results = try environment.write { txn -> [Result<AppendResult, any Error>] in
         var batch = try WriteBatch(store: self, transaction: txn)
         var results: [Result<AppendResult, any Error>] = []
         results.reserveCapacity(requests.count)
-        for request in requests {
+        func apply(_ request: [StreamAppend]) throws {
           do {
             results.append(.success(try batch.append(request)))
           } catch let error as EventStoreError where error.isRejection {
             results.append(.failure(error))
           }
+        }
+        // A retried transaction (the map grew) applies again those collected in the first run.
+        for request in requests { try apply(request) }
+        while case let arrived = more(), !arrived.isEmpty {
+          // Kept before they are applied: a run that stops halfway (the map is full) is retried.
+          requests += arrived
+          for request in arrived { try apply(request) }
         }
         try batch.finish()
         return results

@@ -31,6 +31,17 @@ final class Writer: Sendable {
     var inFlight = 0
     /// While the writer waits for arrivals: the number of jobs that wakes it; 0 otherwise.
     var arrivalTarget = 0
+
+    /// Removes and returns the append jobs before the first job of another kind.
+    mutating func takeLeadingAppends() -> [PendingAppend] {
+      var appends: [PendingAppend] = []
+      for job in jobs {
+        guard case .append(let pending) = job else { break }
+        appends.append(pending)
+      }
+      jobs.removeFirst(appends.count)
+      return appends
+    }
   }
 
   /// Signalled when the jobs reach ``State/arrivalTarget``.
@@ -88,13 +99,13 @@ final class Writer: Sendable {
   /// The number of waiting jobs.
   var pendingCount: Int { state.withLock { $0.jobs.count } }
 
-  /// Waits up to `limit` until at least `count` jobs wait, or a job that is not an append.
+  /// Waits until at least `count` jobs wait, or a job that is not an append, or `deadline`.
   ///
   /// After a group commit resumes n callers, those that append again arrive within microseconds;
   /// waiting for them lets the next commit carry both cohorts instead of alternating between two
   /// half-size groups (8 durable appenders: ~3.3× one appender's rate without it). The arrival
   /// that completes the count wakes the writer at once; the writer does not poll.
-  func waitForArrivals(_ count: Int, limit: Duration) {
+  func waitForArrivals(_ count: Int, until deadline: DispatchTime) {
     let ready = state.withLock { state in
       if state.jobs.count >= count { return true }
       if state.jobs.contains(where: { if case .exclusive = $0 { true } else { false } }) { return true }
@@ -102,9 +113,7 @@ final class Writer: Sendable {
       return false
     }
     if ready { return }
-    let (seconds, attoseconds) = limit.components
-    let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-    guard arrivals.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut else { return }
+    guard arrivals.wait(timeout: deadline) == .timedOut else { return }
     let signalled = state.withLock { state in
       defer { state.arrivalTarget = 0 }
       return state.arrivalTarget == 0
@@ -113,15 +122,32 @@ final class Writer: Sendable {
     if signalled { arrivals.wait() }
   }
 
-  /// Takes every waiting job; `nil` (and the drain ends) when there is none.
-  func take() -> [Job]? {
+  /// What the writer does next.
+  enum Work {
+    /// The appends that waited before the first job of another kind: one commit.
+    case appends([PendingAppend])
+    /// A job that needs the write lock to itself.
+    case exclusive(@Sendable () -> Void)
+  }
+
+  /// Takes the next work, in the order the jobs came; `nil` (and the drain ends) when no job waits.
+  func takeNext() -> Work? {
     state.withLock { state in
-      if state.jobs.isEmpty {
+      guard let first = state.jobs.first else {
         state.busy = false
         return nil
       }
-      defer { state.jobs.removeAll(keepingCapacity: true) }
-      return state.jobs
+      if case .exclusive(let body) = first {
+        state.jobs.removeFirst()
+        return .exclusive(body)
+      }
+      return .appends(state.takeLeadingAppends())
     }
+  }
+
+  /// Takes the appends that wait before any job of another kind, for a commit already running
+  /// (the drain goes on when there is none).
+  func takeAppends() -> [PendingAppend] {
+    state.withLock { $0.takeLeadingAppends() }
   }
 }
