@@ -78,6 +78,7 @@ extension Environment {
         } catch let error as LMDBError where error.code == .mapResized {
           return .adoptMapSize
         }
+        preallocate()
         let txn = WriteTransaction(handle: raw, environment: self)
         do {
           let value = try body(txn)

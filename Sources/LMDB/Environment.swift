@@ -27,6 +27,11 @@ public final class Environment: @unchecked Sendable {
   /// reader process that died cannot pin old pages (and grow the file) for a long-lived writer.
   private let lastReaderCheck = Mutex<ContinuousClock.Instant>(ContinuousClock.now)
   private let mapSizeState: Mutex<Int>
+  /// The size of `data.mdb` as last seen by ``preallocate()``: changed only under LMDB's writer
+  /// lock, and never larger than the file (another process may have extended it since).
+  private let fileEnd = Atomic<Int>(0)
+  /// The page size in bytes.
+  private let pageSize: Int
 
   /// The directory of the environment.
   public let path: String
@@ -47,6 +52,18 @@ public final class Environment: @unchecked Sendable {
     public var durability: Durability = .durable
     /// Open read-only: the environment must exist, and write transactions fail.
     public var readOnly: Bool = false
+    /// How far past its used pages `data.mdb` is kept written with zeros, in bytes; 0 (the
+    /// default) leaves the file to LMDB, which extends it as commits write new pages. Durable
+    /// environments only.
+    ///
+    /// A commit that extends the file changes its size and allocates blocks, so its flush must
+    /// also write the file's inode (on ext4: one more synchronous disk write, waited for). With
+    /// zeros written ahead, commits write inside the file, and its size changes about once per
+    /// half of this many bytes of growth. The zeros are written at the start of a write
+    /// transaction, under LMDB's writer lock, only past the file's end, and never read: LMDB
+    /// reads no page past its last used one. Best effort: an extension that fails (a full disk)
+    /// is left, and LMDB's own write reports the error.
+    public var preallocation: Int = 0
 
     /// Creates options with the defaults above.
     public init() {}
@@ -98,8 +115,11 @@ public final class Environment: @unchecked Sendable {
     }
     handle = env
     var info = MDB_envinfo()
+    var stat = MDB_stat()
     mdb_env_info(env, &info)
+    mdb_env_stat(env, &stat)
     mapSizeState = Mutex(info.me_mapsize)
+    pageSize = Int(stat.ms_psize)
     var dead: Int32 = 0
     try check(mdb_reader_check(env, &dead), "mdb_reader_check", context: path)
   }
@@ -188,6 +208,38 @@ public final class Environment: @unchecked Sendable {
       mapSize: info.me_mapsize, lastPage: info.me_last_pgno, lastTransaction: info.me_last_txnid,
       readers: Int(info.me_numreaders), maxReaders: Int(info.me_maxreaders), pageSize: Int(stat.ms_psize))
   }
+
+  /// Keeps `data.mdb` written with zeros up to ``Options/preallocation`` bytes past its last used
+  /// page, when less than half of that remains. Call only with a write transaction open: LMDB's
+  /// writer lock keeps every other writer, of any process, out, and pages past the file's end are
+  /// written only by this transaction's commit, after the zeros.
+  func preallocate() {
+    let window = options.preallocation
+    guard window > 0, options.durability == .durable else { return }
+    var info = MDB_envinfo()
+    mdb_env_info(handle, &info)
+    let used = (info.me_last_pgno + 1) * pageSize
+    guard fileEnd.load(ordering: .relaxed) < used + window / 2 else { return }
+    var descriptor: mdb_filehandle_t = -1
+    var status = stat()
+    guard mdb_env_get_fd(handle, &descriptor) == 0, fstat(descriptor, &status) == 0 else { return }
+    var end = Int(status.st_size)
+    if end < used + window / 2 {
+      var target = min(used + window, mapSize)
+      target -= target % pageSize
+      Self.zeros.withUnsafeBytes { zeros in
+        while end < target {
+          let written = pwrite(descriptor, zeros.baseAddress, min(zeros.count, target - end), off_t(end))
+          guard written > 0 else { return }  // best effort: LMDB's own write will report a full disk
+          end += written
+        }
+      }
+    }
+    fileEnd.store(end, ordering: .relaxed)
+  }
+
+  /// What ``preallocate()`` writes, a block at a time.
+  private static let zeros = [UInt8](repeating: 0, count: 64 << 10)
 
   /// Clears stale reader slots if the last check was more than a second ago (called by writers).
   func clearStaleReadersPeriodically() {

@@ -195,4 +195,60 @@ struct EnvironmentTests {
       try await group.waitForAll()
     }
   }
+
+  @Test(
+    "preallocation keeps the data file written ahead of its pages: commits rarely change its size",
+    arguments: [0, 1 << 20])
+  func preallocation(window: Int) throws {
+    var options = Environment.Options()
+    options.preallocation = window
+    let path = path("prealloc-\(window)")
+    var sizes: [Int] = []
+    do {
+      let env = try Environment(path: path, options: options)
+      let db = try env.openDatabase("rows")
+      for index in 0..<300 {
+        try env.write { txn in try txn.put(Self.row(index), forKey: Self.key(index), in: db) }
+        let info = env.info()
+        let size = Self.fileSize(path)
+        sizes.append(size)
+        #expect(size >= (info.lastPage + 1) * info.pageSize)
+        #expect(size <= env.mapSize, "never past the map")
+      }
+    }
+    let changes = zip(sizes, sizes.dropFirst()).filter { $0 != $1 }.count
+    if window == 0 {
+      // LMDB extends the file itself whenever a commit writes a new page at its end.
+      #expect(changes > 30, "\(changes) size changes without preallocation")
+    } else {
+      // ~400 KiB of growth: the first write transaction's extension covers it.
+      #expect(changes <= 2, "\(changes) size changes with a \(window)-byte window: \(Set(sizes).sorted())")
+    }
+    // The zeros past the used pages are never read: everything reads back after reopening.
+    let env = try Environment(path: path, options: options)
+    let db = try env.openDatabase("rows")
+    try env.read { txn throws in
+      #expect(try txn.count(in: db) == 300)
+      for index in 0..<300 { #expect(try txn.value(forKey: Self.key(index), in: db) == Self.row(index)) }
+    }
+  }
+
+  @Test("preallocation stops at the map's end")
+  func preallocationStopsAtTheMap() throws {
+    var options = Environment.Options()
+    options.mapSize = 1 << 20
+    options.preallocation = 8 << 20
+    let path = path()
+    let env = try Environment(path: path, options: options)
+    let db = try env.openDatabase("rows")
+    try env.write { txn in try txn.put(Self.row(1), forKey: Self.key(1), in: db) }
+    #expect(Self.fileSize(path) == env.mapSize)
+  }
+
+  static func key(_ index: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) } }
+  static func row(_ index: Int) -> [UInt8] { [UInt8](repeating: UInt8(index % 251), count: 1_000) }
+  static func fileSize(_ path: String) -> Int {
+    let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/data.mdb")
+    return (attributes?[.size] as? NSNumber)?.intValue ?? 0
+  }
 }

@@ -28,6 +28,11 @@ public final class EventStore: Sendable {
     public var durability: Environment.Durability = .durable
     /// Open an existing environment read-only: appends fail, projections are not caught up.
     public var readOnly = false
+    /// How far past its used pages the data file is kept written with zeros, in bytes, when
+    /// commits are durable (0: LMDB extends the file as commits need). A commit that extends the
+    /// file must also write its inode before it returns; see
+    /// ``Environment/Options/preallocation``.
+    public var preallocation = 1 << 20
     /// How often a live subscription looks for events appended by other processes.
     public var subscriptionPollInterval: Duration = .milliseconds(250)
     /// Events per read transaction when replaying, verifying or walking the log. Replay keeps at
@@ -81,6 +86,7 @@ public final class EventStore: Sendable {
     environmentOptions.maxDatabases = 16 + projections.reduce(0) { $0 + $1.tables.count }
     environmentOptions.durability = options.durability
     environmentOptions.readOnly = options.readOnly
+    environmentOptions.preallocation = options.preallocation
     let environment = try storage { try Environment(path: path, options: environmentOptions) }
     self.environment = environment
     let schema = try storage { try Schema(environment: environment) }
