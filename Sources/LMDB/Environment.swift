@@ -219,14 +219,17 @@ public final class Environment: @unchecked Sendable {
     var info = MDB_envinfo()
     mdb_env_info(handle, &info)
     let used = (info.me_last_pgno + 1) * pageSize
-    guard fileEnd.load(ordering: .relaxed) < used + window / 2 else { return }
+    var target = min(used + window, mapSize)
+    target -= target % pageSize
+    // Near the map's end the low-water mark is the map's end too, so that a full window that
+    // cannot be had does not cost an `fstat` per commit (each would dirty the inode again).
+    let lowWater = min(used + window / 2, target)
+    guard fileEnd.load(ordering: .relaxed) < lowWater else { return }
     var descriptor: mdb_filehandle_t = -1
     var status = stat()
     guard mdb_env_get_fd(handle, &descriptor) == 0, fstat(descriptor, &status) == 0 else { return }
     var end = Int(status.st_size)
-    if end < used + window / 2 {
-      var target = min(used + window, mapSize)
-      target -= target % pageSize
+    if end < lowWater {
       Self.zeros.withUnsafeBytes { zeros in
         while end < target {
           let written = pwrite(descriptor, zeros.baseAddress, min(zeros.count, target - end), off_t(end))
