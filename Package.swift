@@ -70,7 +70,7 @@ let package = Package(
     .target(name: "TestKit", path: "Tests/Support/TestKit"),
     // Test support: a loopback HTTP server that answers what a test says, and can misbehave.
     .target(name: "HTTPTestSupport", path: "Tests/Support/HTTPTestSupport"),
-    .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+    .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestKit"]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),
     .testTarget(name: "EventLogTests", dependencies: ["EventLog", "Checksum", "LMDB", "TestKit"]),
     .testTarget(

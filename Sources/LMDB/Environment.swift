@@ -17,9 +17,9 @@ import Synchronization
 /// reader slots left by dead processes are cleared on open (`mdb_reader_check`).
 public final class Environment: @unchecked Sendable {
   // @unchecked Sendable: LMDB environments are thread-safe with MDB_NOTLS; the mutable Swift state
-  // (database cache, map size) is behind `databases` (a Mutex) and `resizeLock`, and the map is
-  // resized only while `resizeLock` is held exclusively, i.e. while no transaction of this process
-  // is active, as LMDB requires.
+  // (database cache, map size, the data file's known end) is behind Mutexes, an Atomic and
+  // `resizeLock`, and the map is resized only while `resizeLock` is held exclusively, i.e. while
+  // no transaction of this process is active, as LMDB requires.
   let handle: OpaquePointer
   let resizeLock = ResizeLock()
   private let databases = Mutex<[String: Database]>([:])
@@ -131,23 +131,28 @@ public final class Environment: @unchecked Sendable {
   /// Refuses a data file shorter than its own meta page says: LMDB would map it and crash with
   /// SIGBUS on the first read past its end (a truncated copy, a full disk during a copy).
   private static func checkFileLength(_ env: OpaquePointer, path: String) throws(LMDBError) {
-    var descriptor: mdb_filehandle_t = -1
-    var status = stat()
-    guard mdb_env_get_fd(env, &descriptor) == 0, fstat(descriptor, &status) == 0 else { return }
+    guard let size = dataFileSize(env) else { return }
     var info = MDB_envinfo()
     var pages = MDB_stat()
     mdb_env_info(env, &info)
     mdb_env_stat(env, &pages)
     let needed = (info.me_last_pgno + 1) * Int(pages.ms_psize)
-    if status.st_size == 0 {
+    if size == 0 {
       throw LMDBError(code: .invalid, operation: "mdb_env_open", context: "\(path)/data.mdb is empty")
     }
-    if Int(status.st_size) < needed {
+    if size < needed {
       throw LMDBError(
         code: .corrupted, operation: "mdb_env_open",
-        context:
-          "\(path)/data.mdb is \(status.st_size) bytes but its pages reach \(needed): the file is truncated")
+        context: "\(path)/data.mdb is \(size) bytes but its pages reach \(needed): the file is truncated")
     }
+  }
+
+  /// The size of the data file of `env` in bytes (`fstat` of LMDB's descriptor), or `nil`.
+  private static func dataFileSize(_ env: OpaquePointer) -> Int? {
+    var descriptor: mdb_filehandle_t = -1
+    var status = stat()
+    guard mdb_env_get_fd(env, &descriptor) == 0, fstat(descriptor, &status) == 0 else { return nil }
+    return Int(status.st_size)
   }
 
   /// Opens a named database, creating it with `flags` if ``Database/Flags/create`` is given.
@@ -219,17 +224,18 @@ public final class Environment: @unchecked Sendable {
     var info = MDB_envinfo()
     mdb_env_info(handle, &info)
     let used = (info.me_last_pgno + 1) * pageSize
+    // The common case, on every commit: enough of the file is left.
+    let knownEnd = fileEnd.load(ordering: .relaxed)
+    if knownEnd >= used + window / 2 { return }
     var target = min(used + window, mapSize)
     target -= target % pageSize
     // Near the map's end the low-water mark is the map's end too, so that a full window that
     // cannot be had does not cost an `fstat` per commit (each would dirty the inode again).
     let lowWater = min(used + window / 2, target)
-    guard fileEnd.load(ordering: .relaxed) < lowWater else { return }
-    var descriptor: mdb_filehandle_t = -1
-    var status = stat()
-    guard mdb_env_get_fd(handle, &descriptor) == 0, fstat(descriptor, &status) == 0 else { return }
-    var end = Int(status.st_size)
+    guard knownEnd < lowWater, var end = Self.dataFileSize(handle) else { return }
     if end < lowWater {
+      var descriptor: mdb_filehandle_t = -1
+      guard mdb_env_get_fd(handle, &descriptor) == 0 else { return }
       Self.zeros.withUnsafeBytes { zeros in
         while end < target {
           let written = pwrite(descriptor, zeros.baseAddress, min(zeros.count, target - end), off_t(end))

@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import TestKit
 import Testing
 
 @Suite("LMDB environment")
@@ -210,7 +211,7 @@ struct EnvironmentTests {
       for index in 0..<300 {
         try env.write { txn in try txn.put(Self.row(index), forKey: Self.key(index), in: db) }
         let info = env.info()
-        let size = Self.fileSize(path)
+        let size = dataFileSize(path)
         sizes.append(size)
         #expect(size >= (info.lastPage + 1) * info.pageSize)
         #expect(size <= env.mapSize, "never past the map")
@@ -242,13 +243,9 @@ struct EnvironmentTests {
     let env = try Environment(path: path, options: options)
     let db = try env.openDatabase("rows")
     try env.write { txn in try txn.put(Self.row(1), forKey: Self.key(1), in: db) }
-    #expect(Self.fileSize(path) == env.mapSize)
+    #expect(dataFileSize(path) == env.mapSize)
   }
 
   static func key(_ index: Int) -> [UInt8] { withUnsafeBytes(of: UInt32(index).bigEndian) { Array($0) } }
   static func row(_ index: Int) -> [UInt8] { [UInt8](repeating: UInt8(index % 251), count: 1_000) }
-  static func fileSize(_ path: String) -> Int {
-    let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/data.mdb")
-    return (attributes?[.size] as? NSNumber)?.intValue ?? 0
-  }
 }

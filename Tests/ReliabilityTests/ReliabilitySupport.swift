@@ -67,12 +67,6 @@ func close(_ store: inout EventStore?) async {
   #expect(weakStore == nil, "the store was not released")
 }
 
-/// The size of `data.mdb` in the environment at `path`.
-func dataFileSize(_ path: String) -> Int {
-  let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/data.mdb")
-  return (attributes?[.size] as? NSNumber)?.intValue ?? 0
-}
-
 // MARK: - Child processes
 
 /// The built executables next to the test bundle (`.build/<config>/`).

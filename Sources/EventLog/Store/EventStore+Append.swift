@@ -111,7 +111,7 @@ extension EventStore {
     var expected = 0
     var deadline = DispatchTime.now()
     while true {
-      if expected > 1 { writer.waitForArrivals(1, until: deadline) }
+      if expected > 1 { writer.waitForJob(until: deadline) }
       guard let work = writer.takeNext() else { return }
       switch work {
       case .exclusive(let body):
@@ -140,7 +140,7 @@ extension EventStore {
     var group = waiting
     let results = commit(group.map(\.appends)) {
       guard group.count < expected else { return [] }
-      writer.waitForArrivals(1, until: deadline)
+      writer.waitForJob(until: deadline)
       let arrived = writer.takeAppends()
       group += arrived
       return arrived.map(\.appends)

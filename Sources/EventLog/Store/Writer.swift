@@ -29,8 +29,8 @@ final class Writer: Sendable {
     var busy = false
     /// Appends between ``enter()`` and ``leave()``: queued, committing, or about to decide.
     var inFlight = 0
-    /// While the writer waits for arrivals: the number of jobs that wakes it; 0 otherwise.
-    var arrivalTarget = 0
+    /// The writer sleeps until a job arrives (``waitForJob(until:)``).
+    var writerWaiting = false
 
     /// Removes and returns the append jobs before the first job of another kind.
     mutating func takeLeadingAppends() -> [PendingAppend] {
@@ -44,7 +44,7 @@ final class Writer: Sendable {
     }
   }
 
-  /// Signalled when the jobs reach ``State/arrivalTarget``.
+  /// Signalled by the job that ends ``State/writerWaiting``.
   private let arrivals = DispatchSemaphore(value: 0)
 
   /// Adds a job.
@@ -52,12 +52,8 @@ final class Writer: Sendable {
   func push(_ job: Job) -> Bool {
     let (start, wake) = state.withLock { state -> (Bool, Bool) in
       state.jobs.append(job)
-      var wake = false
-      if state.arrivalTarget > 0 {
-        if case .exclusive = job { wake = true }
-        if state.jobs.count >= state.arrivalTarget { wake = true }
-        if wake { state.arrivalTarget = 0 }
-      }
+      let wake = state.writerWaiting
+      state.writerWaiting = false
       if state.busy { return (false, wake) }
       state.busy = true
       return (true, wake)
@@ -99,26 +95,25 @@ final class Writer: Sendable {
   /// The number of waiting jobs.
   var pendingCount: Int { state.withLock { $0.jobs.count } }
 
-  /// Waits until at least `count` jobs wait, or a job that is not an append, or `deadline`.
+  /// Waits until a job waits, or until `deadline`.
   ///
   /// After a group commit resumes n callers, those that append again arrive within microseconds;
   /// waiting for them lets the next commit carry both cohorts instead of alternating between two
-  /// half-size groups (8 durable appenders: ~3.3× one appender's rate without it). The arrival
-  /// that completes the count wakes the writer at once; the writer does not poll.
-  func waitForArrivals(_ count: Int, until deadline: DispatchTime) {
+  /// half-size groups (8 durable appenders: ~3.3× one appender's rate without it). The drain waits
+  /// here for each arrival in turn; the job that arrives wakes the writer at once, without polling.
+  func waitForJob(until deadline: DispatchTime) {
     let ready = state.withLock { state in
-      if state.jobs.count >= count { return true }
-      if state.jobs.contains(where: { if case .exclusive = $0 { true } else { false } }) { return true }
-      state.arrivalTarget = count
+      if !state.jobs.isEmpty { return true }
+      state.writerWaiting = true
       return false
     }
     if ready { return }
     guard arrivals.wait(timeout: deadline) == .timedOut else { return }
     let signalled = state.withLock { state in
-      defer { state.arrivalTarget = 0 }
-      return state.arrivalTarget == 0
+      defer { state.writerWaiting = false }
+      return !state.writerWaiting
     }
-    // The arrival signalled between the timeout and the lock: take its signal, which is there.
+    // A job signalled between the timeout and the lock: take its signal, which is there.
     if signalled { arrivals.wait() }
   }
 
