@@ -8,6 +8,7 @@ let package = Package(
     .library(name: "LMDB", targets: ["LMDB"]),
     .library(name: "EventLog", targets: ["EventLog"]),
     .library(name: "RestaurantBooking", targets: ["RestaurantBooking"]),
+    .library(name: "Postgres", targets: ["Postgres"]),
     .executable(name: "eventlog", targets: ["eventlog"]),
     .executable(name: "eventlog-benchmarks", targets: ["EventLogBenchmarks"]),
     .executable(name: "eventlog-stress", targets: ["EventLogStress"]),
@@ -31,6 +32,16 @@ let package = Package(
     ),
     // A small HTTP GET client over libcurl with a hard body cap, timeouts and cancellation.
     .target(name: "HTTP", dependencies: ["CCurl"]),
+    // libpq's C API from the system library (Debian: libpq-dev). Only `Postgres` imports it.
+    .systemLibrary(
+      name: "CLibPQ",
+      path: "Sources/CLibPQ",
+      pkgConfig: "libpq",
+      providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
+    ),
+    // A small PostgreSQL client over libpq: parameterized statements, copied results, deadlines,
+    // reconnection, LISTEN/NOTIFY, PostgresError with SQLSTATE.
+    .target(name: "Postgres", dependencies: ["CLibPQ"]),
     // CRC-32C with the processor's instruction (SSE 4.2, ARMv8 CRC). Only `Checksum` imports it.
     .target(name: "CCRC32C"),
     // CRC-32C: the processor's instruction when there is one, else slicing-by-8 tables.
@@ -70,7 +81,12 @@ let package = Package(
     .target(name: "TestKit", path: "Tests/Support/TestKit"),
     // Test support: a loopback HTTP server that answers what a test says, and can misbehave.
     .target(name: "HTTPTestSupport", path: "Tests/Support/HTTPTestSupport"),
+    // Test support: a throwaway PostgreSQL server (initdb in a temporary directory, Unix socket).
+    .target(
+      name: "PostgresTestSupport", dependencies: ["Postgres", "TestKit"],
+      path: "Tests/Support/PostgresTestSupport"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestKit"]),
+    .testTarget(name: "PostgresTests", dependencies: ["Postgres", "PostgresTestSupport", "TestKit"]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),
     .testTarget(name: "EventLogTests", dependencies: ["EventLog", "Checksum", "LMDB", "TestKit"]),
     .testTarget(
