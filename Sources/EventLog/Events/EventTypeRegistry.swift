@@ -12,6 +12,7 @@ public struct EventTypeRegistry: Sendable {
     let schemaVersion: UInt16
     let render: @Sendable (RecordedEvent, JSONEncoder) throws -> Data
     let parse: @Sendable (Data, JSONDecoder) throws -> [UInt8]
+    let decode: @Sendable (RecordedEvent) throws -> any EventPayload
   }
 
   private var entries: [String: Entry] = [:]
@@ -26,7 +27,39 @@ public struct EventTypeRegistry: Sendable {
     entries[E.eventType] = Entry(
       schemaVersion: E.schemaVersion,
       render: { event, encoder in try encoder.encode(event.decode(E.self)) },
-      parse: { data, decoder in try BinaryEncoder().encode(decoder.decode(E.self, from: data)) })
+      parse: { data, decoder in try BinaryEncoder().encode(decoder.decode(E.self, from: data)) },
+      decode: { event in try event.decode(E.self) })
+  }
+
+  /// Whether this build can read `event`: ``EventVerdict/unreadable(reason:)`` for a type it does
+  /// not register or a schema version newer than the registered type's,
+  /// ``EventVerdict/invalid(reason:)`` for a payload that does not decode (through the upcaster
+  /// for an older version), else ``EventVerdict/admitted``.
+  ///
+  /// A domain's ``EventAdmission`` starts here and adds its structural rules.
+  public func readability(of event: RecordedEvent) -> EventVerdict {
+    decoded(event).verdict
+  }
+
+  /// The payload of `event` decoded as its registered type, or the verdict that says why not.
+  public func decoded(_ event: RecordedEvent) -> (payload: (any EventPayload)?, verdict: EventVerdict) {
+    guard let entry = entries[event.type] else {
+      return (nil, .unreadable(reason: "this build does not know the event type '\(event.type)'"))
+    }
+    guard event.schemaVersion <= entry.schemaVersion else {
+      return (
+        nil,
+        .unreadable(
+          reason:
+            "'\(event.type)' schema version \(event.schemaVersion) is newer than this build's \(entry.schemaVersion)"
+        )
+      )
+    }
+    do {
+      return (try entry.decode(event), .admitted)
+    } catch {
+      return (nil, .invalid(reason: "the '\(event.type)' payload does not decode: \(error)"))
+    }
   }
 
   /// The registered type names, sorted.

@@ -81,14 +81,15 @@ enum ProjectionEngine {
   }
 
   /// Reads events `first...last` in `txn`, verifying each record and that none is missing, and
-  /// hands each to `body` in order.
+  /// hands each to `body` in order, except the events the projections skip (``SkippedEvent``).
   static func walk(
-    from first: UInt64, through last: UInt64, in txn: Transaction, events: Database,
+    from first: UInt64, through last: UInt64, in txn: Transaction, schema: Schema,
     _ body: (consuming RecordedEvent) throws -> Void
   ) throws {
     guard first <= last else { return }
     var expected = first
-    try txn.withCursor(in: events) { cursor in
+    let skipped = try schema.skippedSequences(from: first, through: last, in: txn)
+    try txn.withCursor(in: schema.events) { cursor in
       var found = try withUnsafeBytes(of: first) { try cursor.seek($0) }
       while found {
         let sequence = cursor.key.loadUnaligned(as: UInt64.self)
@@ -97,7 +98,9 @@ enum ProjectionEngine {
           throw EventStoreError.corruptedRecord(
             sequence: expected, reason: "the event is missing (the next stored is \(sequence))")
         }
-        try body(try RecordCodec.decode(cursor.value, sequence: sequence))
+        if skipped.isEmpty || !skipped.contains(sequence) {
+          try body(try RecordCodec.decode(cursor.value, sequence: sequence))
+        }
         expected += 1
         found = try cursor.move(.next)
       }
@@ -107,24 +110,24 @@ enum ProjectionEngine {
     }
   }
 
-  /// Reads events `first...last` in `txn` (see ``walk(from:through:in:events:_:)``) and applies
+  /// Reads events `first...last` in `txn` (see ``walk(from:through:in:schema:_:)``) and applies
   /// them to `targets`.
-  /// - Returns: the number of events folded.
+  /// - Returns: the number of events read (folded or skipped).
   @discardableResult
   static func fold(
-    from first: UInt64, through last: UInt64, in txn: Transaction, events: Database, into targets: [Target]
+    from first: UInt64, through last: UInt64, in txn: Transaction, schema: Schema, into targets: [Target]
   ) throws -> Int {
-    try walk(from: first, through: last, in: txn, events: events) { try apply($0, to: targets) }
+    try walk(from: first, through: last, in: txn, schema: schema) { try apply($0, to: targets) }
     return first <= last ? Int(last - first + 1) : 0
   }
 
-  /// Reads events `first...last` in `txn` (see ``walk(from:through:in:events:_:)``) into an array.
+  /// Reads events `first...last` in `txn` (see ``walk(from:through:in:schema:_:)``) into an array.
   static func decode(
-    from first: UInt64, through last: UInt64, in txn: Transaction, events: Database
+    from first: UInt64, through last: UInt64, in txn: Transaction, schema: Schema
   ) throws -> [RecordedEvent] {
     var result: [RecordedEvent] = []
     if first <= last { result.reserveCapacity(Int(last - first + 1)) }
-    try walk(from: first, through: last, in: txn, events: events) { result.append($0) }
+    try walk(from: first, through: last, in: txn, schema: schema) { result.append($0) }
     return result
   }
 

@@ -55,10 +55,10 @@ public final class ReplayResult {
   }
 
   /// Folds events `throughSequence + 1 ... last` from `txn` in.
-  func advance(through last: UInt64, in txn: Transaction, events: Database) throws {
+  func advance(through last: UInt64, in txn: Transaction, schema: Schema) throws {
     guard last > throughSequence else { return }
     eventCount += try ProjectionEngine.fold(
-      from: throughSequence + 1, through: last, in: txn, events: events, into: targets)
+      from: throughSequence + 1, through: last, in: txn, schema: schema, into: targets)
     throughSequence = last
   }
 }
@@ -105,7 +105,7 @@ extension EventStore {
     let chunk = UInt64(max(1, options.replayChunkSize))
     let pipeline = ReplayPipeline(depth: 2)
     let readerEnvironment = environment
-    let events = schema.events
+    let schema = self.schema
     Thread.detachNewThread {
       var next: UInt64 = 1
       while next <= last && !pipeline.isCancelled {
@@ -117,7 +117,9 @@ extension EventStore {
         let decoded = Result {
           try storage {
             try readerEnvironment.read { txn in
-              try ProjectionEngine.decode(from: from, through: end, in: txn, events: events)
+              ReplayChunk(
+                events: try ProjectionEngine.decode(from: from, through: end, in: txn, schema: schema),
+                last: end)
             }
           }
         }
@@ -125,17 +127,18 @@ extension EventStore {
         guard case .success = decoded else { return }
         next = end + 1
       }
-      pipeline.put(.success([]))
+      pipeline.put(.success(ReplayChunk(events: [], last: 0)))
     }
     var folded: UInt64 = 0
     do {
       while folded < last {
-        var chunkEvents = try pipeline.take().get()
-        guard !chunkEvents.isEmpty else { break }
-        try chunkEvents.withUnsafeMutableBufferPointer { try ProjectionEngine.apply($0, to: targets) }
+        var chunk = try pipeline.take().get()
+        guard chunk.last > 0 else { break }
+        try chunk.events.withUnsafeMutableBufferPointer { try ProjectionEngine.apply($0, to: targets) }
+        // Skipped events are read but not folded: the chunk's end says how far the fold is.
+        folded = chunk.last
         // The array goes back whole to the reader thread, which frees it.
-        folded += UInt64(chunkEvents.count)
-        pipeline.recycle(chunkEvents)
+        pipeline.recycle(chunk.events)
         progress?(ProgressReport(completed: folded, total: last, elapsed: clock.now - start))
       }
     } catch {
@@ -158,7 +161,7 @@ extension EventStore {
     try storage {
       try environment.read { txn in
         let head = try WriteBatch.head(in: txn, events: schema.events)
-        try replay.advance(through: head, in: txn, events: schema.events)
+        try replay.advance(through: head, in: txn, schema: schema)
         for projection in projections {
           let stored = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)
           let checkpoint = stored?.resolved(atHead: head)
@@ -199,7 +202,7 @@ extension EventStore {
         try environment.write { txn in
           let head = try WriteBatch.head(in: txn, events: schema.events)
           // A retried transaction (the map grew) finds the tail already folded: advance is idempotent.
-          try box.replay.advance(through: head, in: txn, events: schema.events)
+          try box.replay.advance(through: head, in: txn, schema: schema)
           for projection in projections {
             guard let tables = box.replay.tables[projection.name],
               let databases = projectionDatabases[projection.name]
@@ -225,9 +228,16 @@ private final class ReplayBox: @unchecked Sendable {
   init(_ replay: ReplayResult) { self.replay = replay }
 }
 
+/// The decoded events of `…last` (without the events the projections skip); `last` 0 ends the
+/// replay.
+private struct ReplayChunk: Sendable {
+  var events: [RecordedEvent]
+  var last: UInt64
+}
+
 /// A bounded hand-over of decoded chunks from replay's reader thread to the folding thread.
 private final class ReplayPipeline: Sendable {
-  private let items = Mutex<(queue: [Result<[RecordedEvent], any Error>], cancelled: Bool)>(([], false))
+  private let items = Mutex<(queue: [Result<ReplayChunk, any Error>], cancelled: Bool)>(([], false))
   private let spent = Mutex<[[RecordedEvent]]>([])
   private let filled = DispatchSemaphore(value: 0)
   private let free: DispatchSemaphore
@@ -242,7 +252,7 @@ private final class ReplayPipeline: Sendable {
   var isCancelled: Bool { items.withLock { $0.cancelled } }
 
   /// Hands over a chunk, waiting while `depth` chunks wait already (unless cancelled).
-  func put(_ chunk: Result<[RecordedEvent], any Error>) {
+  func put(_ chunk: Result<ReplayChunk, any Error>) {
     if isCancelled { return }
     free.wait()
     items.withLock { $0.queue.append(chunk) }
@@ -250,7 +260,7 @@ private final class ReplayPipeline: Sendable {
   }
 
   /// The next chunk, in order.
-  func take() -> Result<[RecordedEvent], any Error> {
+  func take() -> Result<ReplayChunk, any Error> {
     filled.wait()
     let chunk = items.withLock { $0.queue.removeFirst() }
     free.signal()

@@ -5,8 +5,9 @@ import LMDB
 /// See `Docs/OnDiskFormat.md`.
 struct Schema: Sendable {
   /// The on-disk format this build writes. Format 2 added checkpoints that follow the head
-  /// (``Checkpoint/followsHead``); a format-1 environment is upgraded on its first writable open.
-  static let formatVersion: UInt32 = 2
+  /// (``Checkpoint/followsHead``); format 3 the `skipped` and `state` databases and the device
+  /// ID. An older environment is upgraded on its first writable open.
+  static let formatVersion: UInt32 = 3
   /// The formats this build opens.
   static let readableFormats: ClosedRange<UInt32> = 1...formatVersion
 
@@ -22,6 +23,16 @@ struct Schema: Sendable {
   /// `projections`: projection name → UInt32 version + UInt64 checkpoint sequence (little-endian),
   /// or ``Checkpoint/followsHead``.
   let checkpoints: Database
+  /// `skipped` (`MDB_INTEGERKEY`): sequence → the reason the projections skip that event (a
+  /// ``SkippedEvent/Kind`` byte, then UTF-8). `nil` in a read-only environment written before
+  /// it existed (then no event is skipped).
+  let skipped: Database?
+  /// `state`: key → value, state kept beside the log by extensions (replication's cursor and
+  /// marks), written in the same transactions as the events it describes. `nil` as ``skipped``.
+  let state: Database?
+
+  /// The `meta` key of the environment's device ID (16 UUID bytes).
+  static let deviceKey = Array("device".utf8)
 
   init(environment: Environment) throws {
     meta = try environment.openDatabase("meta")
@@ -30,6 +41,35 @@ struct Schema: Sendable {
     streamEvents = try environment.openDatabase(
       "stream_events", flags: [.create, .duplicateSort, .duplicateFixed])
     checkpoints = try environment.openDatabase("projections")
+    skipped = try Self.optional { try environment.openDatabase("skipped", flags: [.create, .integerKeys]) }
+    state = try Self.optional { try environment.openDatabase("state") }
+  }
+
+  /// A database that an older build did not create: absent (`nil`) when a read-only open finds
+  /// none.
+  private static func optional(_ open: () throws -> Database) throws -> Database? {
+    do {
+      return try open()
+    } catch let error as LMDBError where error.code == .notFound {
+      return nil
+    }
+  }
+
+  /// The sequences in `first...last` of the events the projections skip, read in `txn`.
+  /// - Complexity: O(log n + k) for k skipped events in the range; one lookup when none is.
+  func skippedSequences(from first: UInt64, through last: UInt64, in txn: Transaction) throws -> Set<UInt64> {
+    guard let skipped, first <= last else { return [] }
+    var sequences = Set<UInt64>()
+    try txn.withCursor(in: skipped) { cursor in
+      var found = try withUnsafeBytes(of: first) { try cursor.seek($0) }
+      while found {
+        let sequence = cursor.key.loadUnaligned(as: UInt64.self)
+        if sequence > last { break }
+        sequences.insert(sequence)
+        found = try cursor.move(.next)
+      }
+    }
+    return sequences
   }
 
   /// The LMDB database name of a projection's table.

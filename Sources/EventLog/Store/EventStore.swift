@@ -50,6 +50,13 @@ public final class EventStore: Sendable {
   public let options: Options
   /// The registered projections, in registration order.
   public let projections: [any Projection]
+  /// What decides whether an event that comes from elsewhere (``ingest(_:updatingState:)``) is
+  /// folded into the projections; `nil` admits every event.
+  public let admission: (any EventAdmission)?
+  /// The environment's own ID, created with it: the device in replication, and the origin this
+  /// log's events carry to other devices. `nil` only for an environment written by an older
+  /// build and opened read-only.
+  public let deviceID: UUID?
 
   let environment: Environment
   let schema: Schema
@@ -63,15 +70,21 @@ public final class EventStore: Sendable {
   /// - Parameters:
   ///   - path: the LMDB environment directory, created with mode 0700.
   ///   - projections: the inline projections, with distinct names.
+  ///   - admission: decides which ingested events the projections fold (``EventAdmission``); a
+  ///     writable open also readmits skipped events it now admits, rebuilding the projections.
   ///   - options: map size, durability, read-only.
   /// - Throws: ``EventStoreError`` naming the path: a missing environment opened read-only, a
   ///   file that is not an event store, an unknown format, an invalid projection.
   /// - Complexity: O(1) when the projections are up to date; otherwise the catch-up reads the
   ///   events the projections miss.
-  public init(path: String, projections: [any Projection] = [], options: Options = Options()) throws {
+  public init(
+    path: String, projections: [any Projection] = [], admission: (any EventAdmission)? = nil,
+    options: Options = Options()
+  ) throws {
     self.path = path
     self.options = options
     self.projections = projections
+    self.admission = admission
     var names = Set<String>()
     for projection in projections {
       try projection.validate()
@@ -101,19 +114,47 @@ public final class EventStore: Sendable {
       databases[projection.name] = tables
     }
     self.projectionDatabases = databases
-    try checkFormat()
+    try Self.checkFormat(of: environment, schema: schema, path: path, readOnly: options.readOnly)
+    deviceID = try storage { try Self.deviceID(of: environment, schema: schema, creating: !options.readOnly) }
     if !options.readOnly {
-      try environment.write { txn in
-        var batch = try WriteBatch(store: self, transaction: txn)
-        try batch.finish()
+      try storage {
+        try environment.write { txn in
+          if let admission {
+            _ = try Self.readmitSkipped(
+              in: txn, schema: schema, admission: admission, projections: projections)
+          }
+          var batch = try WriteBatch(store: self, transaction: txn)
+          try batch.finish()
+        }
       }
     }
     notifier.publish(try head())
   }
 
+  /// The device ID stored in `meta`, created (a new random UUID) when `creating` and there is none.
+  private static func deviceID(of environment: Environment, schema: Schema, creating: Bool) throws -> UUID? {
+    func stored(_ txn: Transaction) throws -> UUID? {
+      try txn.value(forKey: Schema.deviceKey, in: schema.meta).flatMap { bytes in
+        bytes.count == 16 ? bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) } : nil
+      }
+    }
+    if let id = try environment.read(stored) { return id }
+    guard creating else { return nil }
+    return try environment.write { txn in
+      if let id = try stored(txn) { return id }  // another process created it meanwhile
+      let id = UUID()
+      try Schema.deviceKey.withUnsafeBytes { k in
+        try withUnsafeBytes(of: id.uuid) { v in try txn.put(v, forKey: k, in: schema.meta) }
+      }
+      return id
+    }
+  }
+
   /// Checks the on-disk format version; writes it on a new environment and upgrades an older
   /// readable one (unless read-only).
-  private func checkFormat() throws {
+  private static func checkFormat(
+    of environment: Environment, schema: Schema, path: String, readOnly: Bool
+  ) throws {
     let key = Array("format".utf8)
     let stored = try storage {
       try environment.read { txn in
@@ -130,18 +171,18 @@ public final class EventStore: Sendable {
     case .some(.some(let found)) where Schema.readableFormats.contains(found):
       // An older format this build reads; the first writable open upgrades it (format 1 had only
       // explicit checkpoints, which format 2 reads as they are).
-      guard !options.readOnly else { return }
-      try writeFormat(key: key)
+      guard !readOnly else { return }
+      try writeFormat(key: key, environment: environment, schema: schema)
     case .some(let found):
       throw EventStoreError.unsupportedFormat(path: path, found: found ?? 0, supported: Schema.formatVersion)
     case nil:
-      guard !options.readOnly else { return }
-      try writeFormat(key: key)
+      guard !readOnly else { return }
+      try writeFormat(key: key, environment: environment, schema: schema)
     }
   }
 
   /// Stores this build's format version.
-  private func writeFormat(key: [UInt8]) throws {
+  private static func writeFormat(key: [UInt8], environment: Environment, schema: Schema) throws {
     try storage {
       try environment.write { txn in
         var value = Schema.formatVersion.littleEndian

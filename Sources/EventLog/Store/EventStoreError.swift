@@ -31,6 +31,8 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
   case unsupportedFormat(path: String, found: UInt32, supported: UInt32)
   /// A write on a store opened read-only.
   case readOnly(path: String)
+  /// A state change that cannot be stored (``EventStore/updateState(_:)``).
+  case invalidState(key: [UInt8], reason: String)
   /// The store was closed.
   case closed
   /// LMDB failed.
@@ -66,6 +68,8 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
       "\(path) has on-disk format \(found); this build reads format \(supported)"
     case .readOnly(let path):
       "\(path) is open read-only"
+    case .invalidState(let key, let reason):
+      "state key '\(String(decoding: key.prefix(80), as: UTF8.self))' cannot be stored: \(reason)"
     case .closed:
       "the event store is closed"
     case .storage(let error):

@@ -48,12 +48,12 @@ struct WriteBatch {
         // Up to date.
       } else if let checkpoint, checkpoint.version == projection.version, checkpoint.sequence <= head {
         try ProjectionEngine.fold(
-          from: checkpoint.sequence + 1, through: head, in: txn, events: store.schema.events, into: [target])
+          from: checkpoint.sequence + 1, through: head, in: txn, schema: store.schema, into: [target])
       } else {
         // New, of another version, or past the head (a damaged or rolled-back environment): rebuild.
         let (memoryTarget, tables) = ProjectionEngine.memoryTarget(for: projection)
         try ProjectionEngine.fold(
-          from: 1, through: head, in: txn, events: store.schema.events, into: [memoryTarget])
+          from: 1, through: head, in: txn, schema: store.schema, into: [memoryTarget])
         try ProjectionEngine.write(tables, to: databases, in: txn)
       }
       targets.append(target)
@@ -175,47 +175,119 @@ struct WriteBatch {
       let streamKey = Array(append.stream.rawValue.utf8)
       var version = startVersion
       for event in append.events {
-        head += 1
         version += 1
-        let sequence = head
-        let micros = event.recordedAt.map(RecordCodec.microseconds) ?? recordedAt
-        let fields = RecordCodec.Fields(
-          sequence: sequence, version: version, recordedAtMicroseconds: micros, event: event,
-          stream: append.stream)
-        try withUnsafeBytes(of: sequence) { key in
-          try txn.put(
-            reservingCount: RecordCodec.encodedSize(fields), forKey: key, in: schema.events, flags: .append
-          ) {
-            RecordCodec.encode(fields, into: $0)
-          }
-        }
-        var entry = Schema.streamEntry(version: version, sequence: sequence)
-        try streamKey.withUnsafeBytes { k in
-          try withUnsafeBytes(of: &entry) { v in try txn.put(v, forKey: k, in: schema.streamEvents) }
-        }
-        idEntries.append((event.id, sequence))
+        let recorded = try write(event, to: append.stream, streamKey: streamKey, version: version)
+        idEntries.append((event.id, recorded.sequence))
         positions.append(
-          EventPosition(id: event.id, stream: append.stream, version: version, sequence: sequence))
-        if !targets.isEmpty {
-          let recorded = RecordedEvent(
-            sequence: sequence, id: event.id, stream: append.stream, version: version, type: event.type,
-            schemaVersion: event.schemaVersion, recordedAt: RecordCodec.date(microseconds: micros),
-            metadata: event.metadata, payload: event.payload)
-          try ProjectionEngine.apply(recorded, to: targets)
-        }
+          EventPosition(id: event.id, stream: append.stream, version: version, sequence: recorded.sequence))
+        if !targets.isEmpty { try ProjectionEngine.apply(recorded, to: targets) }
       }
     }
+    try index(&idEntries)
+    return AppendResult(events: positions, alreadyStored: false)
+  }
+
+  /// Writes `event` at the next sequence number as version `version` of `stream` (its record and
+  /// its stream index entry; not the ID index) and returns it as recorded.
+  private mutating func write(
+    _ event: NewEvent, to stream: StreamID, streamKey: [UInt8], version: UInt64
+  ) throws -> RecordedEvent {
+    let schema = store.schema
+    head += 1
+    let sequence = head
+    let micros = event.recordedAt.map(RecordCodec.microseconds) ?? recordedAt
+    let fields = RecordCodec.Fields(
+      sequence: sequence, version: version, recordedAtMicroseconds: micros, event: event, stream: stream)
+    try withUnsafeBytes(of: sequence) { key in
+      try txn.put(
+        reservingCount: RecordCodec.encodedSize(fields), forKey: key, in: schema.events, flags: .append
+      ) {
+        RecordCodec.encode(fields, into: $0)
+      }
+    }
+    var entry = Schema.streamEntry(version: version, sequence: sequence)
+    try streamKey.withUnsafeBytes { k in
+      try withUnsafeBytes(of: &entry) { v in try txn.put(v, forKey: k, in: schema.streamEvents) }
+    }
+    return RecordedEvent(
+      sequence: sequence, id: event.id, stream: stream, version: version, type: event.type,
+      schemaVersion: event.schemaVersion, recordedAt: RecordCodec.date(microseconds: micros),
+      metadata: event.metadata, payload: event.payload)
+  }
+
+  /// Adds the ID index entries of events just written.
+  private func index(_ idEntries: inout [(id: UUID, sequence: UInt64)]) throws {
     // Random keys are LMDB's slow path: insert them in key order.
     if idEntries.count > 1 { idEntries.sort { Self.precedes($0.id, $1.id) } }
     for entry in idEntries {
       var sequence = entry.sequence.littleEndian
       try withUnsafeBytes(of: entry.id.uuid) { k in
         try withUnsafeBytes(of: &sequence) { v in
-          try txn.put(v, forKey: k, in: schema.eventIDs, flags: .noOverwrite)
+          try txn.put(v, forKey: k, in: store.schema.eventIDs, flags: .noOverwrite)
         }
       }
     }
-    return AppendResult(events: positions, alreadyStored: false)
+  }
+
+  /// The sequence of the stored event `id`, or `nil`.
+  private func storedSequence(of id: UUID) throws -> UInt64? {
+    try withUnsafeBytes(of: id.uuid) { k in
+      try txn.withValue(forKey: k, in: store.schema.eventIDs) {
+        UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))
+      }
+    }
+  }
+
+  /// Stores events recorded elsewhere, each on its own (``EventStore/ingest(_:updatingState:)``):
+  /// one already stored (by ID) or that cannot be stored writes nothing; one that `admission`
+  /// does not admit is stored and recorded as skipped, not applied to the projections.
+  mutating func ingest(_ events: [IngestedEvent], admission: (any EventAdmission)?) throws -> [IngestOutcome]
+  {
+    var outcomes: [IngestOutcome] = []
+    outcomes.reserveCapacity(events.count)
+    var versions: [StreamID: UInt64] = [:]
+    var written: [UUID: UInt64] = [:]
+    var idEntries: [(id: UUID, sequence: UInt64)] = []
+    for item in events {
+      if let reason = item.stream.invalidReason ?? RecordCodec.invalidReason(item.event) {
+        outcomes.append(.refused(reason: reason))
+        continue
+      }
+      if let sequence = try written[item.event.id] ?? storedSequence(of: item.event.id) {
+        outcomes.append(.alreadyPresent(sequence: sequence))
+        continue
+      }
+      if !foreignFollowing.isEmpty { try pinForeignCheckpoints() }
+      let streamKey = Array(item.stream.rawValue.utf8)
+      let version =
+        try (versions[item.stream] ?? Self.streamVersion(of: streamKey, in: txn, schema: store.schema)) + 1
+      versions[item.stream] = version
+      let recorded = try write(item.event, to: item.stream, streamKey: streamKey, version: version)
+      written[item.event.id] = recorded.sequence
+      idEntries.append((item.event.id, recorded.sequence))
+      switch admission?.verdict(for: recorded) ?? .admitted {
+      case .admitted:
+        if !targets.isEmpty { try ProjectionEngine.apply(recorded, to: targets) }
+        outcomes.append(.stored(sequence: recorded.sequence))
+      case .unreadable(let reason):
+        try skip(
+          recorded.sequence, SkippedEvent(sequence: recorded.sequence, kind: .unreadable, reason: reason))
+        outcomes.append(.skipped(sequence: recorded.sequence, kind: .unreadable, reason: reason))
+      case .invalid(let reason):
+        try skip(recorded.sequence, SkippedEvent(sequence: recorded.sequence, kind: .invalid, reason: reason))
+        outcomes.append(.skipped(sequence: recorded.sequence, kind: .invalid, reason: reason))
+      }
+    }
+    try index(&idEntries)
+    return outcomes
+  }
+
+  private func skip(_ sequence: UInt64, _ skipped: SkippedEvent) throws {
+    guard let database = store.schema.skipped else { throw EventStoreError.readOnly(path: store.path) }
+    let value = skipped.encoded
+    try withUnsafeBytes(of: sequence) { k in
+      try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: database, flags: .append) }
+    }
   }
 
   private static func precedes(_ a: UUID, _ b: UUID) -> Bool {

@@ -1,0 +1,208 @@
+import Foundation
+import LMDB
+
+/// An event recorded elsewhere (another device, a backup), to store as it came: its ID, type,
+/// schema version, payload, metadata and recorded-at are kept; its sequence number and version
+/// within the stream are this log's own.
+public struct IngestedEvent: Sendable, Hashable {
+  /// The stream it belongs to.
+  public var stream: StreamID
+  /// The event, with ``NewEvent/recordedAt`` set to when it was first recorded.
+  public var event: NewEvent
+
+  /// Creates an ingested event.
+  public init(stream: StreamID, event: NewEvent) {
+    self.stream = stream
+    self.event = event
+  }
+}
+
+/// What ``EventStore/ingest(_:updatingState:)`` did with one event.
+public enum IngestOutcome: Sendable, Hashable {
+  /// Stored at `sequence` and folded into the projections.
+  case stored(sequence: UInt64)
+  /// Stored at `sequence`, but the projections skip it (``SkippedEvent``).
+  case skipped(sequence: UInt64, kind: SkippedEvent.Kind, reason: String)
+  /// An event with its ID is stored already, at `sequence`; nothing was written.
+  case alreadyPresent(sequence: UInt64)
+  /// It cannot be stored at all (an invalid stream ID, a field past its limit); nothing was
+  /// written.
+  case refused(reason: String)
+
+  /// The sequence it is stored at, if it is.
+  public var sequence: UInt64? {
+    switch self {
+    case .stored(let sequence), .skipped(let sequence, _, _), .alreadyPresent(let sequence): sequence
+    case .refused: nil
+    }
+  }
+}
+
+/// A change of the key-value state kept beside the log (``EventStore/stateValue(forKey:)``).
+public struct StateChange: Sendable, Hashable {
+  /// The key (1 to 511 bytes); extensions prefix theirs with their name (`replication.`).
+  public var key: [UInt8]
+  /// The new value; `nil` deletes the key.
+  public var value: [UInt8]?
+
+  /// Sets `key` to `value`.
+  public static func put(_ key: [UInt8], _ value: [UInt8]) -> StateChange {
+    StateChange(key: key, value: value)
+  }
+  /// Deletes `key`.
+  public static func delete(_ key: [UInt8]) -> StateChange { StateChange(key: key, value: nil) }
+}
+
+extension EventStore {
+  /// Stores events recorded elsewhere, each on its own: one that is stored already (by its ID)
+  /// is not stored again, one that cannot be stored is refused, and one the store's
+  /// ``admission`` does not admit is stored but skipped by the projections. All of it, and the
+  /// state changes `updatingState` derives from the outcomes, commit in one write transaction:
+  /// a crash leaves the state before or after, never between.
+  ///
+  /// Replication's pull stores each page this way, with its cursor in the same transaction.
+  /// - Parameters:
+  ///   - events: the events, in the order to store them.
+  ///   - updatingState: called inside the transaction with an outcome per event; its changes
+  ///     commit with the events. It must not block.
+  /// - Returns: an outcome per event, in order.
+  /// - Throws: ``EventStoreError/readOnly(path:)``, a storage error, or a projection's failure
+  ///   on an admitted event (then nothing is stored).
+  /// - Complexity: O(k log n) for k events.
+  @discardableResult
+  public func ingest(
+    _ events: [IngestedEvent],
+    updatingState: @escaping @Sendable ([IngestOutcome]) -> [StateChange] = { _ in [] }
+  ) async throws -> [IngestOutcome] {
+    let outcomes = try await exclusive { [self] () throws -> [IngestOutcome] in
+      try storage {
+        try environment.write { txn in
+          var batch = try WriteBatch(store: self, transaction: txn)
+          let outcomes = try batch.ingest(events, admission: admission)
+          try batch.finish()
+          try self.apply(updatingState(outcomes), in: txn)
+          return outcomes
+        }
+      }
+    }
+    if let last = outcomes.compactMap(\.sequence).max() { notifier.publish(max(last, try head())) }
+    return outcomes
+  }
+
+  /// Applies `changes` to the state in one write transaction of their own.
+  public func updateState(_ changes: [StateChange]) async throws {
+    guard !changes.isEmpty else { return }
+    try await exclusive { [self] in
+      try storage { try environment.write { txn in try self.apply(changes, in: txn) } }
+    }
+  }
+
+  private func apply(_ changes: [StateChange], in txn: WriteTransaction) throws {
+    guard !changes.isEmpty else { return }
+    guard let state = schema.state else { throw EventStoreError.readOnly(path: path) }
+    for change in changes {
+      guard !change.key.isEmpty, change.key.count <= 511 else {
+        throw EventStoreError.invalidState(key: change.key, reason: "a state key has 1 to 511 bytes")
+      }
+      if let value = change.value {
+        try change.key.withUnsafeBytes { k in
+          try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: state) }
+        }
+      } else {
+        _ = try change.key.withUnsafeBytes { try txn.delete(forKey: $0, in: state) }
+      }
+    }
+  }
+
+  /// The state value of `key`, or `nil`.
+  public func stateValue(forKey key: [UInt8]) throws -> [UInt8]? {
+    guard let state = schema.state, !key.isEmpty else { return nil }
+    return try storage { try environment.read { txn in try txn.value(forKey: key, in: state) } }
+  }
+
+  /// The state entries whose keys start with `prefix`, in key order.
+  /// - Complexity: O(log n + k).
+  public func stateEntries(
+    withPrefix prefix: [UInt8], limit: Int = .max
+  ) throws -> [(key: [UInt8], value: [UInt8])] {
+    guard let state = schema.state else { return [] }
+    return try storage {
+      try environment.read { txn in
+        try txn.withCursor(in: state) { cursor in
+          var entries: [(key: [UInt8], value: [UInt8])] = []
+          var found = prefix.isEmpty ? try cursor.move(.first) : try cursor.seek(prefix)
+          while found && entries.count < limit {
+            let key = [UInt8](cursor.key)
+            guard key.starts(with: prefix) else { break }
+            entries.append((key, [UInt8](cursor.value)))
+            found = try cursor.move(.next)
+          }
+          return entries
+        }
+      }
+    }
+  }
+
+  /// The events the projections skip, in sequence order.
+  /// - Complexity: O(k).
+  public func skippedEvents(limit: Int = .max) throws -> [SkippedEvent] {
+    guard let skipped = schema.skipped else { return [] }
+    return try storage {
+      try environment.read { txn in
+        try txn.withCursor(in: skipped) { cursor in
+          var events: [SkippedEvent] = []
+          var found = try cursor.move(.first)
+          while found && events.count < limit {
+            let sequence = cursor.key.loadUnaligned(as: UInt64.self)
+            events.append(
+              SkippedEvent(sequence: sequence, encoded: cursor.value)
+                ?? SkippedEvent(sequence: sequence, kind: .invalid, reason: "(an unreadable skip record)"))
+            found = try cursor.move(.next)
+          }
+          return events
+        }
+      }
+    }
+  }
+
+  /// How many events the projections skip.
+  public func skippedCount() throws -> Int {
+    guard let skipped = schema.skipped else { return 0 }
+    return try storage { try environment.read { txn in try txn.count(in: skipped) } }
+  }
+}
+
+extension EventStore {
+  /// Looks again at every skipped event with `admission` (a newer build may read what an older
+  /// one skipped): those it admits now are no longer skipped, and every projection is rebuilt
+  /// (in the batch that follows) so that they are folded in their place in the log.
+  /// - Returns: whether any event was readmitted.
+  static func readmitSkipped(
+    in txn: WriteTransaction, schema: Schema, admission: any EventAdmission, projections: [any Projection]
+  ) throws -> Bool {
+    guard let skipped = schema.skipped else { return false }
+    var readmitted: [UInt64] = []
+    try txn.withCursor(in: skipped) { cursor in
+      var found = try cursor.move(.first)
+      while found {
+        let sequence = cursor.key.loadUnaligned(as: UInt64.self)
+        let event = try withUnsafeBytes(of: sequence) { key in
+          try txn.withValue(forKey: key, in: schema.events) { try RecordCodec.decode($0, sequence: sequence) }
+        }
+        if let event, admission.verdict(for: event).isAdmitted { readmitted.append(sequence) }
+        found = try cursor.move(.next)
+      }
+    }
+    guard !readmitted.isEmpty else { return false }
+    for sequence in readmitted {
+      _ = try withUnsafeBytes(of: sequence) { try txn.delete(forKey: $0, in: skipped) }
+    }
+    // Without a checkpoint, the batch that follows rebuilds each projection from the log.
+    for projection in projections {
+      _ = try Array(projection.name.utf8).withUnsafeBytes {
+        try txn.delete(forKey: $0, in: schema.checkpoints)
+      }
+    }
+    return true
+  }
+}
