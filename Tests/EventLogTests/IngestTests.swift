@@ -160,6 +160,22 @@ struct IngestTests {
     try await withStore(at: other.environment()) { #expect($0.deviceID != first) }
   }
 
+  @Test func recordedAtTimesComeThroughToTheMicrosecond() async throws {
+    let dir = TemporaryDirectory()
+    var random = SplitMix64(seed: 17)
+    let micros = (0..<2_000).map { _ in Int64(random.next() % 4_102_444_800_000_000) }
+    try await withStore(at: dir.environment()) { store in
+      let events = try micros.map { value in
+        var event = try note("t")
+        event.recordedAt = Date(microsecondsSince1970: value)
+        return IngestedEvent(stream: "s", event: event)
+      }
+      try await store.ingest(events)
+      let stored = try store.events(from: 1, limit: micros.count).map(\.recordedAt.microsecondsSince1970)
+      #expect(stored == micros)
+    }
+  }
+
   static let eventID = UUID(uuidString: "11111111-2222-4333-8444-555555555555") ?? UUID()
   static let other = UUID(uuidString: "21111111-2222-4333-8444-555555555555") ?? UUID()
   static let correlation = UUID(uuidString: "31111111-2222-4333-8444-555555555555") ?? UUID()

@@ -184,14 +184,11 @@ enum RecordCodec {
       payload: payload)
   }
 
-  static func microseconds(_ date: Date) -> Int64 {
-    Int64((date.timeIntervalSince1970 * 1_000_000).rounded(.down))
-  }
+  /// The microseconds since 1970 of `date` (``Foundation/Date/microsecondsSince1970``): a
+  /// recorded event's date, handed on to another log, comes back exact.
+  static func microseconds(_ date: Date) -> Int64 { date.microsecondsSince1970 }
 
-  static func date(microseconds: Int64) -> Date {
-    Date(
-      timeIntervalSince1970: Double(microseconds / 1_000_000) + Double(microseconds % 1_000_000) / 1_000_000)
-  }
+  static func date(microseconds: Int64) -> Date { Date(microsecondsSince1970: microseconds) }
 
   private static func hex(_ value: UInt32) -> String {
     let digits = String(value, radix: 16)
