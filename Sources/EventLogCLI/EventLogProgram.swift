@@ -8,6 +8,11 @@ public struct Dependencies: Sendable {
   public var openStore: @Sendable (_ path: String, _ options: EventStore.Options) throws -> EventStore
   /// The application's event types, for JSON rendering and import.
   public var eventTypes: EventTypeRegistry
+  /// The domain's rules for events that come from elsewhere (imports refuse an event that
+  /// breaks them); `nil` admits every event.
+  public var admission: (any EventAdmission)?
+  /// Whether a stream's events are shared with the owner's other devices (replication).
+  public var isReplicated: @Sendable (StreamID) -> Bool
   /// The restaurant source for `--from URL|FILE|-` with an optional API key.
   public var restaurantSource: @Sendable (_ from: String, _ apiKey: String?) throws -> any RestaurantSource
   /// The restaurant repository over a store, syncing from `source`.
@@ -20,12 +25,16 @@ public struct Dependencies: Sendable {
   public init(
     openStore: @escaping @Sendable (String, EventStore.Options) throws -> EventStore,
     eventTypes: EventTypeRegistry,
+    admission: (any EventAdmission)? = nil,
+    isReplicated: @escaping @Sendable (StreamID) -> Bool = { _ in false },
     restaurantSource: @escaping @Sendable (String, String?) throws -> any RestaurantSource,
     restaurantRepository: @escaping @Sendable (EventStore, any RestaurantSource) -> any RestaurantRepository,
     bookingRepository: @escaping @Sendable (EventStore) -> any BookingRepository
   ) {
     self.openStore = openStore
     self.eventTypes = eventTypes
+    self.admission = admission
+    self.isReplicated = isReplicated
     self.restaurantSource = restaurantSource
     self.restaurantRepository = restaurantRepository
     self.bookingRepository = bookingRepository

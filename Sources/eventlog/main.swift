@@ -6,9 +6,14 @@ import RestaurantBooking
 
 let dependencies = Dependencies(
   openStore: { path, options in
-    try EventStore(path: path, projections: RestaurantBookingSchema.projections, options: options)
+    try EventStore(
+      path: path, projections: RestaurantBookingSchema.projections,
+      admission: RestaurantBookingSchema.admission,
+      options: options)
   },
   eventTypes: RestaurantBookingSchema.eventTypes,
+  admission: RestaurantBookingSchema.admission,
+  isReplicated: RestaurantBookingSchema.isReplicated,
   restaurantSource: { from, apiKey in
     if from.hasPrefix("http://") || from.hasPrefix("https://") {
       guard let url = URL(string: from) else {

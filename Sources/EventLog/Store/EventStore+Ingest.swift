@@ -63,22 +63,41 @@ extension EventStore {
   /// Replication's pull stores each page this way, with its cursor in the same transaction.
   /// - Parameters:
   ///   - events: the events, in the order to store them.
+  ///   - expectingHead: when set, the head the log must be at, checked in the transaction
+  ///     before anything is written (an import into an empty log expects 0).
+  ///   - allOrNothing: when `true`, an event that would be refused or is present already fails
+  ///     the whole ingest instead (an import stores every event of its file or none).
   ///   - updatingState: called inside the transaction with an outcome per event; its changes
   ///     commit with the events. It must not block.
   /// - Returns: an outcome per event, in order.
-  /// - Throws: ``EventStoreError/readOnly(path:)``, a storage error, or a projection's failure
-  ///   on an admitted event (then nothing is stored).
+  /// - Throws: ``EventStoreError/unexpectedHead(path:expected:actual:)``,
+  ///   ``EventStoreError/readOnly(path:)``, a storage error, or a projection's failure on an
+  ///   admitted event (then nothing is stored).
   /// - Complexity: O(k log n) for k events.
   @discardableResult
   public func ingest(
-    _ events: [IngestedEvent],
+    _ events: [IngestedEvent], expectingHead: UInt64? = nil, allOrNothing: Bool = false,
     updatingState: @escaping @Sendable ([IngestOutcome]) -> [StateChange] = { _ in [] }
   ) async throws -> [IngestOutcome] {
     let outcomes = try await exclusive { [self] () throws -> [IngestOutcome] in
       try storage {
         try environment.write { txn in
           var batch = try WriteBatch(store: self, transaction: txn)
+          if let expectingHead, batch.head != expectingHead {
+            throw EventStoreError.unexpectedHead(path: path, expected: expectingHead, actual: batch.head)
+          }
           let outcomes = try batch.ingest(events, admission: admission)
+          if allOrNothing {
+            for (event, outcome) in zip(events, outcomes) {
+              switch outcome {
+              case .refused(let reason):
+                throw EventStoreError.invalidEvent(id: event.event.id, reason: reason)
+              case .alreadyPresent(let sequence):
+                throw EventStoreError.partiallyStoredAppend(id: event.event.id, sequence: sequence)
+              case .stored, .skipped: break
+              }
+            }
+          }
           try batch.finish()
           try self.apply(updatingState(outcomes), in: txn)
           return outcomes
@@ -120,17 +139,19 @@ extension EventStore {
     return try storage { try environment.read { txn in try txn.value(forKey: key, in: state) } }
   }
 
-  /// The state entries whose keys start with `prefix`, in key order.
+  /// The state entries whose keys start with `prefix`, in key order, from the first key at or
+  /// after `start` (when given).
   /// - Complexity: O(log n + k).
   public func stateEntries(
-    withPrefix prefix: [UInt8], limit: Int = .max
+    withPrefix prefix: [UInt8], from start: [UInt8]? = nil, limit: Int = .max
   ) throws -> [(key: [UInt8], value: [UInt8])] {
     guard let state = schema.state else { return [] }
+    let first = start.map { prefix.lexicographicallyPrecedes($0) ? $0 : prefix } ?? prefix
     return try storage {
       try environment.read { txn in
         try txn.withCursor(in: state) { cursor in
           var entries: [(key: [UInt8], value: [UInt8])] = []
-          var found = prefix.isEmpty ? try cursor.move(.first) : try cursor.seek(prefix)
+          var found = first.isEmpty ? try cursor.move(.first) : try cursor.seek(first)
           while found && entries.count < limit {
             let key = [UInt8](cursor.key)
             guard key.starts(with: prefix) else { break }

@@ -31,6 +31,8 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
   case unsupportedFormat(path: String, found: UInt32, supported: UInt32)
   /// A write on a store opened read-only.
   case readOnly(path: String)
+  /// The log's head was not the one an ingest expected; nothing was stored.
+  case unexpectedHead(path: String, expected: UInt64, actual: UInt64)
   /// A state change that cannot be stored (``EventStore/updateState(_:)``).
   case invalidState(key: [UInt8], reason: String)
   /// The store was closed.
@@ -68,6 +70,8 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
       "\(path) has on-disk format \(found); this build reads format \(supported)"
     case .readOnly(let path):
       "\(path) is open read-only"
+    case .unexpectedHead(let path, let expected, let actual):
+      "\(path) holds \(actual) events where \(expected) were expected; nothing was stored"
     case .invalidState(let key, let reason):
       "state key '\(String(decoding: key.prefix(80), as: UTF8.self))' cannot be stored: \(reason)"
     case .closed:

@@ -136,7 +136,7 @@ struct ImportCommand: CLICommand {
     let registry = context.dependencies.eventTypes
     // Validate everything before appending anything.
     let progress = ProgressReporter("import", console: context.console)
-    var appends: [StreamAppend] = []
+    var events: [IngestedEvent] = []
     var count: UInt64 = 0
     var versions: [StreamID: UInt64] = [:]
     var ids = Set<UUID>()
@@ -156,15 +156,23 @@ struct ImportCommand: CLICommand {
         throw CommandFailure(
           "line \(number): event id \(entry.event.id.uuidString.lowercased()) appears twice")
       }
+      // The domain's rules (`Docs/Domain.md`): an event that breaks them is refused; one this
+      // build cannot read (a newer app's, pulled before the backup) is stored and skipped.
+      if let admission = context.dependencies.admission {
+        let recorded = RecordedEvent(
+          sequence: entry.sequence, id: entry.event.id, stream: entry.stream, version: entry.version,
+          type: entry.event.type, schemaVersion: entry.event.schemaVersion,
+          recordedAt: entry.event.recordedAt ?? Date(), metadata: entry.event.metadata,
+          payload: entry.event.payload)
+        if case .invalid(let reason) = admission.verdict(for: recorded) {
+          throw CommandFailure(
+            "line \(number): event \(entry.event.id.uuidString.lowercased()) (seq \(entry.sequence)) breaks the domain's rules: \(reason)"
+          )
+        }
+      }
       versions[entry.stream] = entry.version
       count += 1
-      if let last = appends.last, last.stream == entry.stream {
-        appends[appends.count - 1].events.append(entry.event)
-      } else {
-        appends.append(
-          StreamAppend(
-            stream: entry.stream, expectedVersion: .exactly(entry.version - 1), events: [entry.event]))
-      }
+      events.append(IngestedEvent(stream: entry.stream, event: entry.event))
       if count % 4_096 == 0 { progress.update(completed: UInt64(index + 1), total: UInt64(lines.count)) }
     }
     progress.finish()
@@ -175,12 +183,18 @@ struct ImportCommand: CLICommand {
       throw CommandFailure(
         "'\(context.databasePath)' already holds \(head) events; import needs an empty environment")
     }
-    // One append: the import is stored whole or not at all.
-    let result = try await store.append(appends)
-    guard result.lastSequence == count, !result.alreadyStored else {
+    // One transaction, into a log still empty: the import is stored whole or not at all.
+    let outcomes: [IngestOutcome]
+    do {
+      outcomes = try await store.ingest(events, expectingHead: 0, allOrNothing: true)
+    } catch EventStoreError.unexpectedHead(_, _, let actual) {
       throw CommandFailure(
-        "the import landed at seq \(result.firstSequence)…\(result.lastSequence), expected 1…\(count)")
+        "'\(context.databasePath)' received \(actual) events from another process meanwhile; nothing was imported"
+      )
     }
-    context.console.print("imported \(count) events")
+    let skipped = outcomes.filter { if case .skipped = $0 { true } else { false } }.count
+    context.console.print(
+      "imported \(count) events"
+        + (skipped > 0 ? " (\(skipped) that this build cannot read are kept, not projected)" : ""))
   }
 }

@@ -7,8 +7,16 @@ struct VerifyCommand: CLICommand {
   static let spec = CommandSpec(
     name: "verify",
     abstract: "Check every record's checksum, the sequence, stream versions, indexes and projections.",
-    options: [.flag("json", #"As {"ok", "events", "problems": [{"seq", "problem"}]}."#)],
-    discussion: "Exits with status 1 when a problem is found.")
+    options: [
+      .flag(
+        "json",
+        #"As {"ok", "events", "problems": [{"seq", "problem"}], "skipped": [{"seq", "kind", "reason"}]}."#)
+    ],
+    discussion: """
+      Exits with status 1 when a problem is found. Events the projections skip (of a type or schema version \
+      this build cannot read, or breaking the domain's rules, as pulled from another device) are listed, \
+      not counted as problems.
+      """)
 
   var json: Bool
 
@@ -27,13 +35,28 @@ struct VerifyCommand: CLICommand {
           ("seq", problem.sequence.map(JSONValue.uint) ?? .null), ("problem", .string(problem.problem)),
         ])
       }
+      let skipped = report.skipped.map { event in
+        JSONValue.object([
+          ("seq", .uint(event.sequence)), ("kind", .string(Self.name(of: event.kind))),
+          ("reason", .string(event.reason)),
+        ])
+      }
       context.console.print(
         JSONValue.object([
           ("ok", .bool(report.ok)), ("events", .uint(report.events)), ("problems", .array(problems)),
+          ("skipped", .array(skipped)),
         ])
         .rendered())
     } else if report.ok {
       context.console.print("OK: \(report.events) events verified; projections match a replay.")
+      if !report.skipped.isEmpty {
+        context.console.print("\(report.skipped.count) event(s) are kept but not projected:")
+        var table = Table(["SEQ", "KIND", "REASON"], rightAligned: [0])
+        for event in report.skipped {
+          table.append([String(event.sequence), Self.name(of: event.kind), event.reason])
+        }
+        context.console.print(table.rendered(), terminator: "")
+      }
     } else {
       var table = Table(["SEQ", "PROBLEM"], rightAligned: [0])
       for problem in report.problems {
@@ -45,6 +68,16 @@ struct VerifyCommand: CLICommand {
       let first = report.problems[0]
       throw CommandFailure(
         "verify found \(report.problems.count) problem(s); the first: \(first)")
+    }
+  }
+}
+
+extension VerifyCommand {
+  /// The name of a skip's kind in output: `unreadable` or `invalid`.
+  static func name(of kind: SkippedEvent.Kind) -> String {
+    switch kind {
+    case .unreadable: "unreadable"
+    case .invalid: "invalid"
     }
   }
 }
@@ -78,10 +111,14 @@ struct StatsCommand: CLICommand {
     let fileSize =
       (try? FileManager.default.attributesOfItem(atPath: store.path + "/data.mdb")[.size] as? Int) ?? 0
     let sortedTypes = types.sorted { $0.key < $1.key }
+    let device = store.deviceID.map { $0.uuidString.lowercased() }
+    let skipped = try store.skippedCount()
     if json {
       context.console.print(
         JSONValue.object([
+          ("device", device.map(JSONValue.string) ?? .null),
           ("events", .uint(head)), ("head", .uint(head)), ("streams", .int(Int64(streams.count))),
+          ("skipped", .int(Int64(skipped))),
           ("fileBytes", .int(Int64(fileSize))), ("usedBytes", .int(Int64(info.usedBytes))),
           ("mapBytes", .int(Int64(info.mapSize))),
           ("types", .object(sortedTypes.map { ($0.key, JSONValue.int(Int64($0.value))) })),
@@ -89,9 +126,11 @@ struct StatsCommand: CLICommand {
       return
     }
     var table = Table(["STAT", "VALUE"], rightAligned: [1])
+    table.append(["device", device ?? "(none yet: written by an older build)"])
     table.append(["events", String(head)])
     table.append(["head sequence", String(head)])
     table.append(["streams", String(streams.count)])
+    table.append(["not projected", String(skipped)])
     table.append(["data file", Formatting.bytes(fileSize)])
     table.append(["in use", Formatting.bytes(info.usedBytes)])
     table.append(["map size", Formatting.bytes(info.mapSize)])

@@ -1,0 +1,99 @@
+import EventLog
+import Foundation
+import RestaurantBooking
+import Testing
+
+/// `RestaurantBookingAdmission`: the structural rules of the domain, one by one.
+@Suite("The domain's rules for events from elsewhere")
+struct AdmissionTests {
+  let admission = RestaurantBookingAdmission()
+  static let id = UUID(uuidString: "0a0a0a0a-0b0b-4c0c-8d0d-0e0e0e0e0e0e") ?? UUID()
+
+  func recorded(_ event: NewEvent, stream: StreamID, version: UInt64 = 1) -> RecordedEvent {
+    RecordedEvent(
+      sequence: 7, id: event.id, stream: stream, version: version, type: event.type,
+      schemaVersion: event.schemaVersion, recordedAt: Date(), metadata: event.metadata, payload: event.payload
+    )
+  }
+
+  func created(name: String = "Ada", restaurant: String = "Pasta", id: UUID = Self.id) throws -> NewEvent {
+    try NewEvent(
+      BookingCreated(
+        bookingID: id, restaurantID: UUID(), restaurantName: restaurant,
+        date: Date(timeIntervalSince1970: 4e9),
+        partySize: 99, customerName: name, notes: nil, createdAt: Date(timeIntervalSince1970: 1e9)))
+  }
+
+  @Test func aWellFormedBookingIsAdmittedWhateverItsPartySizeOrDate() throws {
+    // Party size 99 and a creation date long past: rules of their day, not checked on history.
+    let stream = RestaurantBookingStreams.booking(Self.id)
+    #expect(admission.verdict(for: recorded(try created(), stream: stream)) == .admitted)
+    let lower = StreamID("booking-" + Self.id.uuidString.lowercased())
+    #expect(admission.verdict(for: recorded(try created(), stream: lower)) == .admitted)
+    let deleted = try NewEvent(BookingDeleted(bookingID: Self.id))
+    #expect(admission.verdict(for: recorded(deleted, stream: stream, version: 2)) == .admitted)
+    // A second delete (from another device) is allowed.
+    #expect(admission.verdict(for: recorded(deleted, stream: stream, version: 3)) == .admitted)
+  }
+
+  @Test func bookingEventsBelongOnTheirOwnStream() throws {
+    for stream in [
+      RestaurantBookingStreams.booking(UUID()), RestaurantBookingStreams.catalog, "booking-nope",
+    ] {
+      guard case .invalid(let reason) = admission.verdict(for: recorded(try created(), stream: stream)) else {
+        Issue.record("admitted on \(stream)")
+        continue
+      }
+      #expect(reason.contains("belongs on"))
+    }
+  }
+
+  @Test func aCreateOpensItsStreamAndADeleteFollowsIt() throws {
+    let stream = RestaurantBookingStreams.booking(Self.id)
+    #expect(admission.verdict(for: recorded(try created(), stream: stream, version: 2)).isAdmitted == false)
+    let deleted = try NewEvent(BookingDeleted(bookingID: Self.id))
+    #expect(admission.verdict(for: recorded(deleted, stream: stream, version: 1)).isAdmitted == false)
+  }
+
+  @Test(arguments: ["", "  ", "\n"])
+  func namesMustNotBeBlank(blank: String) throws {
+    let stream = RestaurantBookingStreams.booking(Self.id)
+    #expect(admission.verdict(for: recorded(try created(name: blank), stream: stream)).isAdmitted == false)
+    #expect(
+      admission.verdict(for: recorded(try created(restaurant: blank), stream: stream)).isAdmitted == false)
+    let added = try NewEvent(RestaurantAdded(restaurantID: UUID(), name: blank, cuisine: "thai"))
+    #expect(
+      admission.verdict(for: recorded(added, stream: RestaurantBookingStreams.catalog)).isAdmitted == false)
+  }
+
+  @Test func catalogEventsBelongOnTheCatalog() throws {
+    let added = try NewEvent(RestaurantAdded(restaurantID: UUID(), name: "Thai Me Up", cuisine: "thai"))
+    #expect(admission.verdict(for: recorded(added, stream: RestaurantBookingStreams.catalog)) == .admitted)
+    #expect(
+      admission.verdict(for: recorded(added, stream: RestaurantBookingStreams.booking(Self.id))).isAdmitted
+        == false)
+  }
+
+  @Test func unknownTypesAndNewerSchemasAreUnreadableAndBadPayloadsInvalid() {
+    let stream = RestaurantBookingStreams.booking(Self.id)
+    let unknown = NewEvent(
+      id: UUID(), type: "BookingMoved", schemaVersion: 1, payload: [1], metadata: .init())
+    guard case .unreadable(let reason) = admission.verdict(for: recorded(unknown, stream: stream)) else {
+      Issue.record("an unknown type is not unreadable")
+      return
+    }
+    #expect(reason.contains("BookingMoved"))
+    let newer = NewEvent(
+      id: UUID(), type: "BookingCreated", schemaVersion: 9, payload: [1], metadata: .init())
+    guard case .unreadable = admission.verdict(for: recorded(newer, stream: stream)) else {
+      Issue.record("a newer schema version is not unreadable")
+      return
+    }
+    let garbage = NewEvent(
+      id: UUID(), type: "BookingCreated", schemaVersion: 1, payload: [1, 2], metadata: .init())
+    guard case .invalid = admission.verdict(for: recorded(garbage, stream: stream)) else {
+      Issue.record("a payload that does not decode is not invalid")
+      return
+    }
+  }
+}
