@@ -9,6 +9,8 @@ let package = Package(
     .library(name: "EventLog", targets: ["EventLog"]),
     .library(name: "RestaurantBooking", targets: ["RestaurantBooking"]),
     .library(name: "Postgres", targets: ["Postgres"]),
+    .library(name: "Replication", targets: ["Replication"]),
+    .library(name: "ReplicationPostgres", targets: ["ReplicationPostgres"]),
     .executable(name: "eventlog", targets: ["eventlog"]),
     .executable(name: "eventlog-benchmarks", targets: ["EventLogBenchmarks"]),
     .executable(name: "eventlog-stress", targets: ["EventLogStress"]),
@@ -48,12 +50,18 @@ let package = Package(
     .target(name: "Checksum", dependencies: ["CCRC32C"]),
     // The generic event store: records, codec, append, reads, subscriptions, projections, replay.
     .target(name: "EventLog", dependencies: ["LMDB", "Checksum"]),
+    // Replication through a server: outbox push, ordered pull, live mode; generic over the
+    // transport and the domain.
+    .target(name: "Replication", dependencies: ["EventLog"]),
+    // The PostgreSQL transport of replication: the server schema (versioned SQL) and libpq calls.
+    .target(name: "ReplicationPostgres", dependencies: ["Replication", "Postgres", "EventLog"]),
     // The restaurant-booking domain: models, events, projections, repositories, view models.
     .target(name: "RestaurantBooking", dependencies: ["EventLog", "HTTP"]),
     // The command line: argument parsing and every command, as a library so tests can call it.
-    .target(name: "EventLogCLI", dependencies: ["EventLog", "RestaurantBooking"]),
+    .target(name: "EventLogCLI", dependencies: ["EventLog", "RestaurantBooking", "Replication"]),
     // The composition root: creates the concrete repositories and runs the command line.
-    .executableTarget(name: "eventlog", dependencies: ["EventLogCLI", "RestaurantBooking", "EventLog"]),
+    .executableTarget(
+      name: "eventlog", dependencies: ["EventLogCLI", "RestaurantBooking", "EventLog", "ReplicationPostgres"]),
     // SQLite's C API from the system library, for the benchmark baseline only.
     .systemLibrary(
       name: "CSQLite",
@@ -87,6 +95,15 @@ let package = Package(
       path: "Tests/Support/PostgresTestSupport"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestKit"]),
     .testTarget(name: "PostgresTests", dependencies: ["Postgres", "PostgresTestSupport", "TestKit"]),
+    // Replication against real PostgreSQL servers the tests start: schema, push, pull, ordering,
+    // owner isolation, failures, convergence.
+    .testTarget(
+      name: "ReplicationTests",
+      dependencies: [
+        "Replication", "ReplicationPostgres", "Postgres", "PostgresTestSupport", "EventLog",
+        "RestaurantBooking",
+        "TestKit",
+      ]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),
     .testTarget(name: "EventLogTests", dependencies: ["EventLog", "Checksum", "LMDB", "TestKit"]),
     .testTarget(

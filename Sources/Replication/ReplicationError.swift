@@ -1,0 +1,46 @@
+import EventLog
+import Foundation
+
+/// A replication that could not be done, with the server or event it concerns.
+public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
+  /// The server has no replication schema.
+  case schemaMissing(server: String)
+  /// The server's schema is older than this build needs.
+  case schemaTooOld(server: String, found: Int, required: Int)
+  /// The server's schema is newer than this build knows.
+  case schemaTooNew(server: String, found: Int, supported: Int)
+  /// The environment has no device ID (written by an older build and opened read-only).
+  case noDevice(path: String)
+  /// A transient failure went on for longer than the retry budget.
+  case gaveUp(after: Duration, lastError: String)
+  /// The server answered something the protocol does not allow.
+  case protocolViolation(server: String, reason: String)
+
+  public var description: String {
+    switch self {
+    case .schemaMissing(let server):
+      "the server \(server) has no eventlog schema: run 'eventlog remote init URL' there first (as the database's owner)"
+    case .schemaTooOld(let server, let found, let required):
+      "the server \(server) has eventlog schema version \(found); this build needs \(required): run 'eventlog remote init URL' to upgrade it"
+    case .schemaTooNew(let server, let found, let supported):
+      "the server \(server) has eventlog schema version \(found), newer than this build's \(supported): upgrade eventlog"
+    case .noDevice(let path):
+      "the event log at '\(path)' has no device ID yet: open it for writing once (any write command creates it)"
+    case .gaveUp(let after, let lastError):
+      "gave up after retrying for \(after.formattedSeconds): \(lastError)"
+    case .protocolViolation(let server, let reason):
+      "the server \(server) broke the replication protocol: \(reason)"
+    }
+  }
+
+  public var errorDescription: String? { description }
+}
+
+extension Duration {
+  /// `1.5 s`.
+  var formattedSeconds: String {
+    let (seconds, attoseconds) = components
+    let value = Double(seconds) + Double(attoseconds) / 1e18
+    return value == value.rounded() ? "\(Int64(value)) s" : String(format: "%.1f s", value)
+  }
+}

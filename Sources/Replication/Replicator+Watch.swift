@@ -1,0 +1,83 @@
+import EventLog
+import Foundation
+
+/// One round of live replication: what it pushed and pulled.
+public struct WatchRound: Sendable, Hashable {
+  /// The push of the round.
+  public var push: PushSummary
+  /// The pull of the round.
+  public var pull: PullSummary
+}
+
+/// What live replication reports as it goes.
+public enum WatchEvent: Sendable {
+  /// A round finished.
+  case round(WatchRound)
+  /// A transient failure; the round is retried after `delay`.
+  case retrying(error: String, delay: Duration)
+}
+
+extension Replicator {
+  /// Replicates until `shouldStop` says so: a push and a pull, then a wait for a local commit,
+  /// a notification from the server or the poll interval, and again. Transient failures (the
+  /// server going away, a lost connection) are retried without end, with backoff; the round in
+  /// flight finishes before it stops.
+  /// - Parameters:
+  ///   - shouldStop: asked between batches and while waiting, at least four times a second.
+  ///   - report: told of each round and each retry.
+  /// - Returns: the totals of every round.
+  /// - Throws: a fatal error (a wrong password, a missing schema, a local storage error).
+  public func watch(
+    shouldStop: @escaping @Sendable () -> Bool, report: @escaping @Sendable (WatchEvent) -> Void = { _ in }
+  ) async throws -> WatchRound {
+    var total = WatchRound(push: PushSummary(), pull: PullSummary())
+    let live = Replicator(
+      store: store, transport: transport, isReplicated: isReplicated, options: liveOptions)
+    let onRetry: @Sendable (String, Duration) -> Void = { report(.retrying(error: $0, delay: $1)) }
+    var listening = true
+    while !shouldStop() {
+      let push = try await live.push(onRetry: onRetry, shouldStop: shouldStop)
+      let pull = try await live.pull(onRetry: onRetry, shouldStop: shouldStop)
+      total.push.pushed += push.pushed
+      total.push.alreadyStored += push.alreadyStored
+      total.push.rejected += push.rejected
+      total.push.pending = push.pending
+      total.push.pushedThrough = push.pushedThrough
+      total.pull.pulled += pull.pulled
+      total.pull.alreadyPresent += pull.alreadyPresent
+      total.pull.unreadable += pull.unreadable
+      total.pull.cursor = pull.cursor
+      report(.round(WatchRound(push: push, pull: pull)))
+      // Wait for something to do.
+      let seen = try store.head()
+      let since = ContinuousClock.now
+      while !shouldStop() {
+        if try store.head() != seen { break }
+        if ContinuousClock.now - since >= options.pollInterval { break }
+        if listening {
+          do {
+            if try await transport.waitForNews(upTo: .milliseconds(250)) { break }
+          } catch let error as any ReplicationTransportError where error.failureKind == .transient {
+            // The server is away: the next round's retries report it and wait for it.
+            try await Task.sleep(for: .milliseconds(250))
+            break
+          } catch let error as any ReplicationTransportError where error.failureKind == .fatal {
+            // No LISTEN here (a transaction pooler): poll instead.
+            report(
+              .retrying(error: "notifications unavailable, polling: \(error)", delay: options.pollInterval))
+            listening = false
+          }
+        } else {
+          try await Task.sleep(for: .milliseconds(250))
+        }
+      }
+    }
+    return total
+  }
+
+  private var liveOptions: ReplicationOptions {
+    var options = self.options
+    options.retryFor = nil
+    return options
+  }
+}

@@ -1,0 +1,271 @@
+import Dispatch
+import EventLog
+import Foundation
+import Postgres
+import Replication
+import Synchronization
+
+/// Replication over libpq: the SQL functions of ``ServerSchema``, called with parameters.
+///
+/// Two connections, each made on first use and made again after it broke: one for pushes and
+/// pulls, one that only listens for the owner's notifications (`LISTEN` needs a direct or
+/// session connection: Supabase's transaction pooler on port 6543 has none; live mode then
+/// falls back to polling). Every blocking libpq call runs on a queue of the transport's own,
+/// never on the caller's executor.
+public final class PostgresTransport: ReplicationTransport {
+  /// The server and the client's timeouts.
+  public let configuration: PostgresConfiguration
+  public var server: String { configuration.server }
+
+  private let worker: Lazy
+  private let listener: Lazy
+  private let queue = DispatchQueue(label: "eventlog.replication.postgres")
+  private let listenQueue = DispatchQueue(label: "eventlog.replication.postgres.listen")
+
+  /// A transport for `url`; nothing connects until the first call.
+  /// - Throws: ``PostgresError`` when `url` is not a `postgres://` or `postgresql://` URI.
+  public init(url: String, statementTimeout: Duration = .seconds(60)) throws {
+    var configuration = try PostgresConfiguration(url: url)
+    configuration.statementTimeout = statementTimeout
+    self.configuration = configuration
+    worker = Lazy(configuration)
+    listener = Lazy(configuration)
+  }
+
+  public func close() {
+    worker.close()
+    listener.close()
+  }
+
+  /// Creates or upgrades the server schema (``ServerSchema/initialize(on:migrations:)``).
+  /// - Returns: the schema version before and after.
+  public func initializeSchema(
+    migrations: [String] = ServerSchema.migrations
+  ) async throws -> (from: Int, to: Int) {
+    try await run(on: queue) { [worker] in
+      try ServerSchema.initialize(on: try worker.connection(), migrations: migrations)
+    }
+  }
+
+  public func checkSchema() async throws {
+    let server = self.server
+    let version: Int
+    do {
+      version = try await run(on: queue) { [worker] in
+        let rows = try worker.connection().query(
+          "SELECT version FROM eventlog.schema_info", purpose: "read the eventlog schema version")
+        return rows.isEmpty ? 0 : Int(try rows.integer(0, "version", as: Int64.self))
+      }
+    } catch let error as PostgresError where ["3F000", "42P01"].contains(error.sqlState ?? "") {
+      throw ReplicationError.schemaMissing(server: server)
+    }
+    if version == 0 { throw ReplicationError.schemaMissing(server: server) }
+    if version > ServerSchema.latestVersion {
+      throw ReplicationError.schemaTooNew(
+        server: server, found: version, supported: ServerSchema.latestVersion)
+    }
+    if version < ServerSchema.latestVersion {
+      throw ReplicationError.schemaTooOld(
+        server: server, found: version, required: ServerSchema.latestVersion)
+    }
+  }
+
+  public func push(_ events: [OutgoingEvent], device: UUID, through: UInt64) async throws -> [PushOutcome] {
+    let body = Self.json(events)
+    let server = self.server
+    return try await run(on: queue) { [worker] in
+      let rows = try worker.connection().query(
+        "SELECT event_id, event_position, already_stored FROM eventlog.push($1, $2, $3::jsonb)",
+        [.uuid(device), .integer(through), .text(body)], purpose: "push \(events.count) events")
+      guard rows.count == events.count else {
+        throw ReplicationError.protocolViolation(
+          server: server, reason: "push answered \(rows.count) rows for \(events.count) events")
+      }
+      return try (0..<rows.count).map { row in
+        guard try rows.uuid(row, "event_id") == events[row].id else {
+          throw ReplicationError.protocolViolation(
+            server: server, reason: "push answered row \(row + 1) out of order")
+        }
+        let position = try rows.integer(row, "event_position", as: UInt64.self)
+        return try rows.string(row, "already_stored") == "t"
+          ? .alreadyStored(position: position) : .stored(position: position)
+      }
+    }
+  }
+
+  public func pushedMark(device: UUID) async throws -> UInt64 {
+    try await run(on: queue) { [worker] in
+      try worker.connection().query(
+        "SELECT eventlog.device_mark($1) AS mark", [.uuid(device)], purpose: "read the device's pushed mark"
+      ).integer(0, "mark", as: UInt64.self)
+    }
+  }
+
+  public func head() async throws -> UInt64 {
+    try await run(on: queue) { [worker] in
+      try worker.connection().query(
+        "SELECT eventlog.head() AS head", purpose: "read the owner's last position"
+      )
+      .integer(0, "head", as: UInt64.self)
+    }
+  }
+
+  public func pull(after position: UInt64, limit: Int) async throws -> [ServerEvent] {
+    let server = self.server
+    return try await run(on: queue) { [worker] in
+      let rows = try worker.connection().query(
+        """
+        SELECT event_position, event_id, origin_device, origin_sequence, stream, type, schema_version, payload,
+          metadata, recorded_at_us FROM eventlog.pull($1, $2)
+        """, [.integer(position), .integer(limit)], purpose: "pull the events after position \(position)")
+      var events: [ServerEvent] = []
+      events.reserveCapacity(rows.count)
+      var previous = position
+      for row in 0..<rows.count {
+        let event = ServerEvent(
+          position: try rows.integer(row, "event_position", as: UInt64.self),
+          id: try rows.uuid(row, "event_id"),
+          originDevice: try rows.uuid(row, "origin_device"),
+          originSequence: try rows.integer(row, "origin_sequence", as: UInt64.self),
+          stream: StreamID(try rows.string(row, "stream")), type: try rows.string(row, "type"),
+          schemaVersion: try rows.integer(row, "schema_version", as: UInt16.self),
+          payload: try rows.bytes(row, "payload"),
+          metadata: Self.metadata(try rows.string(row, "metadata")),
+          recordedAt: Date(microsecondsSince1970: try rows.integer(row, "recorded_at_us", as: Int64.self)))
+        guard event.position == previous + 1 else {
+          throw ReplicationError.protocolViolation(
+            server: server,
+            reason: "pull after \(position) answered position \(event.position) after \(previous)")
+        }
+        previous = event.position
+        events.append(event)
+      }
+      return events
+    }
+  }
+
+  public func waitForNews(upTo timeout: Duration) async throws -> Bool {
+    try await run(on: listenQueue) { [listener] in
+      let connection = try listener.connection()
+      if !listener.isListening {
+        let channel = try connection.query(
+          "SELECT eventlog.channel() AS channel", purpose: "find the channel"
+        )
+        .string(0, "channel")
+        try connection.listen(channel)
+        listener.isListening = true
+      }
+      return !(try connection.notifications(waitingUpTo: timeout).isEmpty)
+    }
+  }
+
+  private func run<T: Sendable>(
+    on queue: DispatchQueue, _ body: @escaping @Sendable () throws -> T
+  ) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+      queue.async { continuation.resume(with: Result { try body() }) }
+    }
+  }
+
+  // MARK: JSON
+
+  /// The `p_events` argument of `eventlog.push`.
+  static func json(_ events: [OutgoingEvent]) -> String {
+    var text = "["
+    text.reserveCapacity(events.count * 400)
+    for (index, event) in events.enumerated() {
+      if index > 0 { text += "," }
+      text += #"{"id":""# + event.id.uuidString.lowercased() + #"","seq":"# + String(event.localSequence)
+      text += #","stream":"# + quoted(event.stream.rawValue) + #","type":"# + quoted(event.type)
+      text += #","schemaVersion":"# + String(event.schemaVersion)
+      text += #","payload":""# + Data(event.payload).base64EncodedString() + #"""#
+      text += #","recordedAt":"# + String(event.recordedAt.microsecondsSince1970)
+      text += #","metadata":{"origin":"# + quoted(event.metadata.origin)
+      if let id = event.metadata.correlationID {
+        text += #","correlationID":""# + id.uuidString.lowercased() + #"""#
+      }
+      if let id = event.metadata.causationID {
+        text += #","causationID":""# + id.uuidString.lowercased() + #"""#
+      }
+      text += "}}"
+    }
+    return text + "]"
+  }
+
+  /// `text` as a JSON string literal.
+  static func quoted(_ text: String) -> String {
+    var result = "\""
+    for scalar in text.unicodeScalars {
+      switch scalar {
+      case "\"": result += "\\\""
+      case "\\": result += "\\\\"
+      case "\n": result += "\\n"
+      case "\r": result += "\\r"
+      case "\t": result += "\\t"
+      case _ where scalar.value < 0x20:
+        let hex = String(scalar.value, radix: 16)
+        result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+      default: result.unicodeScalars.append(scalar)
+      }
+    }
+    return result + "\""
+  }
+
+  /// The metadata of a pulled event; fields that are missing or of the wrong shape are left out.
+  static func metadata(_ json: String) -> EventMetadata {
+    guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
+      return EventMetadata()
+    }
+    func uuid(_ key: String) -> UUID? { (object[key] as? String).flatMap(UUID.init(uuidString:)) }
+    var origin = object["origin"] as? String ?? ""
+    while origin.utf8.count > 1_000 { origin.removeLast() }
+    return EventMetadata(
+      correlationID: uuid("correlationID"), causationID: uuid("causationID"), origin: origin)
+  }
+}
+
+/// A connection made on first use, and again after ``close()``.
+private final class Lazy: Sendable {
+  private let configuration: PostgresConfiguration
+  private let state = Mutex<(connection: PostgresConnection?, listening: Bool)>((nil, false))
+
+  init(_ configuration: PostgresConfiguration) { self.configuration = configuration }
+
+  func connection() throws -> PostgresConnection {
+    try state.withLock { state in
+      if let connection = state.connection { return connection }
+      let connection = try PostgresConnection(configuration)
+      state = (connection, false)
+      return connection
+    }
+  }
+
+  /// Whether the listener has issued its `LISTEN` (the connection repeats it after reconnecting).
+  var isListening: Bool {
+    get { state.withLock { $0.listening } }
+    set { state.withLock { $0.listening = newValue } }
+  }
+
+  func close() {
+    state.withLock { state in
+      state.connection?.close()
+      state = (nil, false)
+    }
+  }
+}
+
+extension PostgresError: ReplicationTransportError {
+  /// Transient for what ``PostgresError/isTransient`` calls so, and for a collision of positions
+  /// (another writer's insert that bypassed `push`); rejected when the server refused the
+  /// events' values (integrity constraints `23…`, data exceptions `22…`); fatal otherwise.
+  public var failureKind: TransportFailureKind {
+    if isTransient { return .transient }
+    if constraint == "events_pkey" || constraint == "events_positions_gap_free" { return .transient }
+    if let sqlState, sqlState.hasPrefix("23") || sqlState.hasPrefix("22") { return .rejected }
+    return .fatal
+  }
+}
+
+extension ReplicationError: ReplicationTransportError {
+  public var failureKind: TransportFailureKind { .fatal }
+}
