@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import Replication
 import RestaurantBooking
 
 /// The concrete pieces the composition root (`main.swift`) hands to the commands.
@@ -13,6 +14,12 @@ public struct Dependencies: Sendable {
   public var admission: (any EventAdmission)?
   /// Whether a stream's events are shared with the owner's other devices (replication).
   public var isReplicated: @Sendable (StreamID) -> Bool
+  /// The replication transport for a server URL; `nil` in a build without replication.
+  public var replicationTransport: (@Sendable (_ url: String) throws -> any ReplicationTransport)?
+  /// Creates or upgrades the server schema at a URL: the server's name, the version before and
+  /// after.
+  public var initializeRemote:
+    (@Sendable (_ url: String) async throws -> (server: String, from: Int, to: Int))?
   /// The restaurant source for `--from URL|FILE|-` with an optional API key.
   public var restaurantSource: @Sendable (_ from: String, _ apiKey: String?) throws -> any RestaurantSource
   /// The restaurant repository over a store, syncing from `source`.
@@ -27,6 +34,8 @@ public struct Dependencies: Sendable {
     eventTypes: EventTypeRegistry,
     admission: (any EventAdmission)? = nil,
     isReplicated: @escaping @Sendable (StreamID) -> Bool = { _ in false },
+    replicationTransport: (@Sendable (String) throws -> any ReplicationTransport)? = nil,
+    initializeRemote: (@Sendable (String) async throws -> (server: String, from: Int, to: Int))? = nil,
     restaurantSource: @escaping @Sendable (String, String?) throws -> any RestaurantSource,
     restaurantRepository: @escaping @Sendable (EventStore, any RestaurantSource) -> any RestaurantRepository,
     bookingRepository: @escaping @Sendable (EventStore) -> any BookingRepository
@@ -35,6 +44,8 @@ public struct Dependencies: Sendable {
     self.eventTypes = eventTypes
     self.admission = admission
     self.isReplicated = isReplicated
+    self.replicationTransport = replicationTransport
+    self.initializeRemote = initializeRemote
     self.restaurantSource = restaurantSource
     self.restaurantRepository = restaurantRepository
     self.bookingRepository = bookingRepository
@@ -62,11 +73,14 @@ public enum EventLogProgram {
     Group(
       name: "bookings", abstract: "Create, delete and list bookings.",
       commands: [BookingsCreateCommand.self, BookingsDeleteCommand.self, BookingsListCommand.self]),
+    Group(
+      name: "remote", abstract: "Set up the replication server and show this device's replication.",
+      commands: [RemoteInitCommand.self, RemoteStatusCommand.self]),
   ]
 
   static let commands: [any CLICommand.Type] = [
     LogCommand.self, ShowCommand.self, ReplayCommand.self, VerifyCommand.self, StatsCommand.self,
-    ExportCommand.self, ImportCommand.self,
+    ExportCommand.self, ImportCommand.self, PushCommand.self, PullCommand.self, ReplicateCommand.self,
   ]
 
   static let globalSpec = CommandSpec(

@@ -105,9 +105,11 @@ public final class PostgresConnection: Sendable {
     return handle
   }
 
+  /// libpq's message on one line: its continuation lines (a newline, then a tab) joined.
   private static func message(_ pointer: UnsafeMutablePointer<CChar>?) -> String {
     guard let pointer else { return "" }
-    return String(cString: pointer).trimmingCharacters(in: .whitespacesAndNewlines)
+    return String(cString: pointer).split(whereSeparator: \.isNewline)
+      .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " ")
   }
 
   /// The live handle, connecting again (and listening again) when the last one broke.

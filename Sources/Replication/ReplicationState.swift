@@ -95,3 +95,95 @@ public struct ReplicationStatus: Sendable, Hashable {
   /// The local events the server refused.
   public var rejected: [Rejection]
 }
+
+/// What a local log knows of its replication, without a server: the outbox, the marks, where
+/// pulled events came from and which events the server refused.
+public struct LocalReplica: Sendable {
+  /// The local log.
+  public let store: EventStore
+  /// Whether a stream's events are shared.
+  public let isReplicated: @Sendable (StreamID) -> Bool
+
+  /// Creates the view of `store`'s replication.
+  public init(store: EventStore, isReplicated: @escaping @Sendable (StreamID) -> Bool) {
+    self.store = store
+    self.isReplicated = isReplicated
+  }
+
+  /// The last local sequence the server acknowledged.
+  public func pushedThrough() throws -> UInt64 {
+    ReplicationState.decode(try store.stateValue(forKey: ReplicationState.pushedKey))
+  }
+
+  /// The last server position pulled.
+  public func cursor() throws -> UInt64 {
+    ReplicationState.decode(try store.stateValue(forKey: ReplicationState.cursorKey))
+  }
+
+  /// This device's replication.
+  /// - Complexity: O(events past the pushed mark).
+  public func status() throws -> ReplicationStatus {
+    let mark = try pushedThrough()
+    let unstorable = try store.stateEntries(withPrefix: ReplicationState.unstorablePrefix).count
+    return ReplicationStatus(
+      device: store.deviceID, pending: try outbox(after: mark).count, pushedThrough: mark,
+      cursor: try cursor(),
+      unreadable: try store.skippedCount() + unstorable, rejected: try rejections())
+  }
+
+  /// The local events the server refused, in sequence order.
+  public func rejections() throws -> [Rejection] {
+    try store.stateEntries(withPrefix: ReplicationState.rejectedPrefix).map { entry in
+      let (id, reason) = ReplicationState.readNote(entry.value)
+      return Rejection(
+        sequence: ReplicationState.number(inKey: entry.key, after: ReplicationState.rejectedPrefix) ?? 0,
+        id: id,
+        reason: reason)
+    }
+  }
+
+  /// Where the local event `sequence` came from, when a pull brought it.
+  public func origin(ofLocalSequence sequence: UInt64) throws -> PulledOrigin? {
+    guard
+      let value = try store.stateValue(forKey: ReplicationState.key(ReplicationState.pulledPrefix, sequence)),
+      value.count == 32, let device = ReplicationState.uuid(value[8..<24])
+    else { return nil }
+    return PulledOrigin(
+      position: ReplicationState.decode(Array(value[0..<8])), device: device,
+      sequence: ReplicationState.decode(Array(value[24..<32])))
+  }
+
+  /// The outbox after `mark`: sequences of local events on replicated streams that did not come
+  /// from the server.
+  func outbox(after mark: UInt64) throws -> [UInt64] {
+    var sequences: [UInt64] = []
+    var next = mark + 1
+    while true {
+      let events = try store.events(from: next, limit: 4_096)
+      guard let last = events.last else { break }
+      let pulled = try pulledSequences(from: next, through: last.sequence)
+      for event in events where isReplicated(event.stream) && !pulled.contains(event.sequence) {
+        sequences.append(event.sequence)
+      }
+      next = last.sequence + 1
+    }
+    return sequences
+  }
+
+  /// The sequences in `first...last` of events a pull brought.
+  func pulledSequences(from first: UInt64, through last: UInt64) throws -> Set<UInt64> {
+    guard first <= last else { return [] }
+    var sequences = Set<UInt64>()
+    for entry in try store.stateEntries(
+      withPrefix: ReplicationState.pulledPrefix,
+      from: ReplicationState.key(ReplicationState.pulledPrefix, first),
+      limit: Int(clamping: last - first + 1))
+    {
+      guard let sequence = ReplicationState.number(inKey: entry.key, after: ReplicationState.pulledPrefix),
+        sequence <= last
+      else { break }
+      sequences.insert(sequence)
+    }
+    return sequences
+  }
+}

@@ -7,6 +7,12 @@ public struct WatchRound: Sendable, Hashable {
   public var push: PushSummary
   /// The pull of the round.
   public var pull: PullSummary
+
+  /// Creates a round.
+  public init(push: PushSummary, pull: PullSummary) {
+    self.push = push
+    self.pull = pull
+  }
 }
 
 /// What live replication reports as it goes.

@@ -134,6 +134,14 @@ public final class Replicator: Sendable {
     }
   }
 
+  /// Checks that the server can be reached and has a schema this build speaks, retrying a
+  /// transient failure for ``ReplicationOptions/retryFor``.
+  /// - Throws: ``ReplicationError`` (a missing, older or newer schema; gave up) or a fatal
+  ///   transport error (a wrong password).
+  public func checkServer(onRetry: (@Sendable (String, Duration) -> Void)? = nil) async throws {
+    try await retrying(options.retryFor, onRetry: onRetry) { try await transport.checkSchema() }
+  }
+
   // MARK: Push
 
   /// Sends the outbox.
@@ -245,37 +253,10 @@ public final class Replicator: Sendable {
     return (batch, through)
   }
 
-  /// The outbox after `mark`: sequences of local events on replicated streams that did not come
-  /// from the server.
-  func outbox(after mark: UInt64) throws -> [UInt64] {
-    var sequences: [UInt64] = []
-    var next = mark + 1
-    while true {
-      let events = try store.events(from: next, limit: 4_096)
-      guard let last = events.last else { break }
-      let pulled = try pulledSequences(from: next, through: last.sequence)
-      for event in events where isReplicated(event.stream) && !pulled.contains(event.sequence) {
-        sequences.append(event.sequence)
-      }
-      next = last.sequence + 1
-    }
-    return sequences
-  }
+  private func outbox(after mark: UInt64) throws -> [UInt64] { try local.outbox(after: mark) }
 
   private func pulledSequences(from first: UInt64, through last: UInt64) throws -> Set<UInt64> {
-    var sequences = Set<UInt64>()
-    guard first <= last else { return [] }
-    for entry in try store.stateEntries(
-      withPrefix: ReplicationState.pulledPrefix,
-      from: ReplicationState.key(ReplicationState.pulledPrefix, first),
-      limit: Int(clamping: last - first + 1))
-    {
-      guard let sequence = ReplicationState.number(inKey: entry.key, after: ReplicationState.pulledPrefix),
-        sequence <= last
-      else { break }
-      sequences.insert(sequence)
-    }
-    return sequences
+    try local.pulledSequences(from: first, through: last)
   }
 
   // MARK: Pull
@@ -351,37 +332,8 @@ public final class Replicator: Sendable {
   // MARK: Status
 
   /// This device's replication, from the local log alone.
-  public func status() throws -> ReplicationStatus {
-    let mark = ReplicationState.decode(try store.stateValue(forKey: ReplicationState.pushedKey))
-    let rejected = try store.stateEntries(withPrefix: ReplicationState.rejectedPrefix).map { entry in
-      let (id, reason) = ReplicationState.readNote(entry.value)
-      return Rejection(
-        sequence: ReplicationState.number(inKey: entry.key, after: ReplicationState.rejectedPrefix) ?? 0,
-        id: id,
-        reason: reason)
-    }
-    let unstorable = try store.stateEntries(withPrefix: ReplicationState.unstorablePrefix).count
-    return ReplicationStatus(
-      device: store.deviceID, pending: try outbox(after: mark).count, pushedThrough: mark,
-      cursor: ReplicationState.decode(try store.stateValue(forKey: ReplicationState.cursorKey)),
-      unreadable: try store.skippedCount() + unstorable, rejected: rejected)
-  }
+  public func status() throws -> ReplicationStatus { try local.status() }
 
-  /// Where the local event `sequence` came from, when a pull brought it.
-  public func origin(ofLocalSequence sequence: UInt64) throws -> PulledOrigin? {
-    guard
-      let value = try store.stateValue(forKey: ReplicationState.key(ReplicationState.pulledPrefix, sequence)),
-      value.count == 32, let device = ReplicationState.uuid(value[8..<24])
-    else { return nil }
-    return PulledOrigin(
-      position: ReplicationState.decode(Array(value[0..<8])), device: device,
-      sequence: ReplicationState.decode(Array(value[24..<32])))
-  }
-
-  /// The server's reason for refusing the local event `sequence`, if it did.
-  public func rejection(ofLocalSequence sequence: UInt64) throws -> String? {
-    try store.stateValue(forKey: ReplicationState.key(ReplicationState.rejectedPrefix, sequence)).map {
-      ReplicationState.readNote($0).reason
-    }
-  }
+  /// What the local log knows of its replication.
+  public var local: LocalReplica { LocalReplica(store: store, isReplicated: isReplicated) }
 }

@@ -2,6 +2,7 @@
 import EventLog
 import EventLogCLI
 import Foundation
+import ReplicationPostgres
 import RestaurantBooking
 
 let dependencies = Dependencies(
@@ -14,6 +15,13 @@ let dependencies = Dependencies(
   eventTypes: RestaurantBookingSchema.eventTypes,
   admission: RestaurantBookingSchema.admission,
   isReplicated: RestaurantBookingSchema.isReplicated,
+  replicationTransport: { url in try PostgresTransport(url: url) },
+  initializeRemote: { url in
+    let transport = try PostgresTransport(url: url)
+    defer { transport.close() }
+    let (from, to) = try await transport.initializeSchema()
+    return (transport.server, from, to)
+  },
   restaurantSource: { from, apiKey in
     if from.hasPrefix("http://") || from.hasPrefix("https://") {
       guard let url = URL(string: from) else {

@@ -30,7 +30,7 @@ struct RoundTripTests {
     let copy = try #require(try tablet.store.event(at: 1))
     #expect(copy.id == original.id && copy.type == original.type && copy.payload == original.payload)
     #expect(copy.metadata == original.metadata && copy.recordedAt == original.recordedAt)
-    let origin = try #require(try tablet.replicator.origin(ofLocalSequence: 1))
+    let origin = try #require(try tablet.replicator.local.origin(ofLocalSequence: 1))
     #expect(
       origin.device == phone.store.deviceID && origin.sequence == original.sequence && origin.position == 1)
 

@@ -1,0 +1,135 @@
+import EventLog
+import Foundation
+import Postgres
+import PostgresTestSupport
+import Replication
+import ReplicationPostgres
+import RestaurantBooking
+import Testing
+
+/// Failures: clear errors, nothing lost, nothing marked that the server did not take.
+@Suite("Failures")
+struct FailureTests {
+  @Test func aWrongPasswordFailsAtOnceAndMarksNothing() async throws {
+    let fixture = try await ServerFixture()
+    var customer = try fixture.customer()
+    let secret = "wrong-\(UUID().uuidString.prefix(6))"
+    customer.url = fixture.server.url(user: customer.role, password: secret, database: fixture.database)
+    let phone = try Device(customer)
+    _ = try await phone.book(try await phone.addRestaurant())
+    let started = ContinuousClock.now
+    let error = await #expect(throws: PostgresError.self) { try await phone.push() }
+    #expect(ContinuousClock.now - started < .seconds(3), "a wrong password is not retried")
+    #expect(error?.description.contains("password authentication failed") == true)
+    #expect(error?.description.contains(secret) == false)
+    #expect(try phone.replicator.status().pending == 1)
+    #expect(try phone.replicator.status().pushedThrough == 0)
+  }
+
+  @Test func aServerThatIsDownIsRetriedForTheBudgetThenGivenUp() async throws {
+    let server = try PostgresTestServer()
+    defer { server.destroy() }
+    let (database, owner, password) = try server.createDatabase()
+    let init_ = try PostgresTransport(url: server.url(user: owner, password: password, database: database))
+    _ = try await init_.initializeSchema()
+    init_.close()
+    try server.createRole("carol", password: "carolpw")
+    let customer = Customer(
+      role: "carol", password: "carolpw",
+      url: server.url(user: "carol", password: "carolpw", database: database))
+    var options = Device.quickOptions
+    options.retryFor = .seconds(1)
+    let phone = try Device(customer, options: options)
+    _ = try await phone.book(try await phone.addRestaurant())
+    try server.stop()
+    let error = await #expect(throws: ReplicationError.self) { try await phone.push() }
+    guard case .gaveUp(_, let last) = error else {
+      Issue.record("expected gaveUp, got \(String(describing: error))")
+      return
+    }
+    #expect(last.contains("cannot connect"))
+    #expect(try phone.replicator.status().pending == 1)
+    // Back up: the same push goes through, once.
+    try server.start()
+    #expect(try await phone.push().pushed == 1)
+  }
+
+  @Test func aPermanentRejectionIsRecordedAndTheEventsAfterItStillGo() async throws {
+    let fixture = try await ServerFixture()
+    let alice = try fixture.customer("alice")
+    let bob = try fixture.customer("bob")
+    // Alice's booking reaches the server; Bob's device then holds the same event (a backup of
+    // Alice's log imported by mistake) between two bookings of his own.
+    let alicesPhone = try Device(alice)
+    let restaurant = try await alicesPhone.addRestaurant()
+    _ = try await alicesPhone.book(restaurant, name: "Alice")
+    _ = try await alicesPhone.push()
+    let alicesEvent = try #require(try alicesPhone.store.events(from: 1).last)
+
+    let bobsPhone = try Device(bob)
+    let bobsRestaurant = try await bobsPhone.addRestaurant()
+    _ = try await bobsPhone.book(bobsRestaurant, name: "Bob 1")
+    try await bobsPhone.store.ingest([
+      IngestedEvent(
+        stream: alicesEvent.stream,
+        event: NewEvent(
+          id: alicesEvent.id, type: alicesEvent.type, schemaVersion: alicesEvent.schemaVersion,
+          payload: alicesEvent.payload, metadata: alicesEvent.metadata, recordedAt: alicesEvent.recordedAt))
+    ])
+    _ = try await bobsPhone.book(bobsRestaurant, name: "Bob 2")
+
+    let summary = try await bobsPhone.push()
+    #expect(summary.pushed == 2 && summary.rejected == 1 && summary.pending == 0)
+    let status = try bobsPhone.replicator.status()
+    #expect(status.rejected.map(\.sequence) == [3])
+    #expect(status.rejected.first?.id == alicesEvent.id)
+    #expect(status.rejected.first?.reason.contains("events_id_key") == true)
+    // Not pushed again, and Alice's log is untouched.
+    #expect(try await bobsPhone.push().rejected == 0)
+    #expect(try serverEventIDs(fixture, owner: alice.role) == [alicesEvent.id])
+    #expect(try serverEventIDs(fixture, owner: bob.role).count == 2)
+  }
+
+  @Test func aPulledEventOfAnUnknownTypeOrNewerSchemaIsKeptAndReportedAndTheProjectionsGoOn() async throws {
+    let fixture = try await ServerFixture()
+    let customer = try fixture.customer()
+    let newer = try Device(customer)
+    let restaurant = try await newer.addRestaurant()
+    let booking = try await newer.book(restaurant)
+    #expect(try await newer.push().pushed == 1)
+    // What a newer app would push: a type this build does not know, and a newer BookingCreated.
+    func foreign(
+      _ type: String, _ version: UInt16, _ payload: [UInt8], on stream: StreamID, seq: UInt64
+    )
+      -> OutgoingEvent
+    {
+      OutgoingEvent(
+        RecordedEvent(
+          sequence: seq, id: UUID(), stream: stream, version: 1, type: type, schemaVersion: version,
+          recordedAt: Date(), metadata: EventMetadata(origin: "app 2.0"), payload: payload))
+    }
+    let device = UUID()
+    _ = try await newer.transport.push(
+      [
+        foreign("BookingMoved", 1, [1, 2, 3], on: RestaurantBookingStreams.booking(booking.id), seq: 1),
+        foreign("BookingCreated", 9, [9, 9], on: RestaurantBookingStreams.booking(UUID()), seq: 2),
+      ], device: device, through: 2)
+    let after = try await newer.book(restaurant, name: "After")
+    #expect(try await newer.push().pushed == 1)
+
+    let older = try Device(customer)
+    let pulled = try await older.pull()
+    #expect(pulled.pulled == 4 && pulled.unreadable == 2)
+    #expect(
+      try await older.allBookings().map(\.id).sorted { $0.uuidString < $1.uuidString }
+        == [booking.id, after.id].sorted { $0.uuidString < $1.uuidString })
+    #expect(try older.replicator.status().unreadable == 2)
+    let report = try older.store.verify()
+    #expect(report.ok, "\(report.problems)")
+    #expect(report.skipped.map(\.kind) == [.unreadable, .unreadable])
+    #expect(report.skipped.first?.reason.contains("BookingMoved") == true)
+    try older.expectHealthy()
+    // And they are stored verbatim: pushed on from here, they are the same events.
+    #expect(try older.store.event(at: 2)?.payload == [1, 2, 3])
+  }
+}

@@ -1,0 +1,110 @@
+import EventLog
+import Foundation
+import Postgres
+import Replication
+import ReplicationPostgres
+import RestaurantBooking
+import Testing
+
+/// The server, not the client, keeps the log append-only and each owner's rows their own.
+@Suite("Owner isolation and append-only, enforced by the server")
+struct IsolationTests {
+  func connection(_ customer: Customer) throws -> PostgresConnection {
+    try PostgresConnection(PostgresConfiguration(url: customer.url))
+  }
+
+  @Test func aDevicesRoleCannotChangeOrRemoveAnEvent() async throws {
+    let fixture = try await ServerFixture()
+    let alice = try fixture.customer("alice")
+    let phone = try Device(alice)
+    _ = try await phone.book(try await phone.addRestaurant())
+    _ = try await phone.push()
+    let sql = try connection(alice)
+    for statement in [
+      "UPDATE eventlog.events SET type = 'Forged'", "DELETE FROM eventlog.events", "TRUNCATE eventlog.events",
+    ] {
+      let error = #expect(throws: PostgresError.self, "\(statement)") {
+        try sql.query(statement, purpose: "tamper")
+      }
+      #expect(error?.sqlState == "42501", "\(statement): \(String(describing: error))")
+    }
+    // The tables' owner is held to row-level security too: it sees no row to change. And a
+    // superuser, who bypasses it, meets the trigger.
+    let owner = try PostgresConnection(PostgresConfiguration(url: fixture.ownerURL))
+    #expect(try owner.query("DELETE FROM eventlog.events", purpose: "tamper as the owner").affectedRows == 0)
+    let error = #expect(throws: PostgresError.self) { try fixture.superuser("DELETE FROM eventlog.events") }
+    #expect(error?.sqlState == "42501")
+    #expect(error?.message.contains("append-only") == true)
+    #expect(throws: PostgresError.self) {
+      try fixture.superuser("UPDATE eventlog.events SET type = 'Forged'")
+    }
+    #expect(try serverEventIDs(fixture, owner: alice.role).count == 1)
+  }
+
+  @Test func anotherOwnerSeesNoneOfTheEventsAndCannotAppendAsTheFirst() async throws {
+    let fixture = try await ServerFixture()
+    let alice = try fixture.customer("alice")
+    let bob = try fixture.customer("bob")
+    let phone = try Device(alice)
+    let restaurant = try await phone.addRestaurant()
+    for index in 0..<3 { _ = try await phone.book(restaurant, name: "Alice \(index)") }
+    _ = try await phone.push()
+
+    let bobsPhone = try Device(bob)
+    let pulled = try await bobsPhone.pull()
+    #expect(pulled.pulled == 0 && pulled.cursor == 0)
+    #expect(try await bobsPhone.allBookings().isEmpty)
+    let sql = try connection(bob)
+    #expect(try sql.query("SELECT count(*) AS n FROM eventlog.events", purpose: "peek").integer(0, "n") == 0)
+    #expect(try sql.query("SELECT count(*) AS n FROM eventlog.devices", purpose: "peek").integer(0, "n") == 0)
+    // Bob names Alice as the owner: row-level security refuses it.
+    let forged = #expect(throws: PostgresError.self) {
+      try sql.query(
+        """
+        INSERT INTO eventlog.events (owner, position, id, origin_device, origin_sequence, stream, type,
+          schema_version, payload, recorded_at)
+        VALUES ($1, 4, gen_random_uuid(), gen_random_uuid(), 1, 'booking-x', 'BookingDeleted', 1, '\\x00', now())
+        """, [.text(alice.role)], purpose: "append as alice")
+    }
+    #expect(forged?.sqlState == "42501")
+    #expect(try serverEventIDs(fixture, owner: alice.role).count == 3)
+  }
+
+  @Test func aDirectInsertMustContinueTheOwnersPositionsWithoutAGap() async throws {
+    let fixture = try await ServerFixture()
+    let alice = try fixture.customer("alice")
+    let sql = try connection(alice)
+    func insert(_ position: Int) throws {
+      try sql.query(
+        """
+        INSERT INTO eventlog.events (position, id, origin_device, origin_sequence, stream, type, schema_version,
+          payload, recorded_at)
+        VALUES ($1, gen_random_uuid(), gen_random_uuid(), 1, 'booking-x', 'T', 1, '\\x00', now())
+        """, [.integer(position)], purpose: "insert at \(position)")
+    }
+    try insert(1)
+    let gap = #expect(throws: PostgresError.self) { try insert(3) }
+    #expect(gap?.constraint == "events_positions_gap_free")
+    try insert(2)
+  }
+
+  @Test func thePasswordIsNowhereInTheEnvironment() async throws {
+    let fixture = try await ServerFixture()
+    let alice = try fixture.customer("alice")
+    let phone = try Device(alice)
+    _ = try await phone.book(try await phone.addRestaurant())
+    _ = try await phone.push()
+    _ = try await phone.pull()
+    let needle = Array(alice.password.utf8)
+    for file in ["data.mdb", "lock.mdb"] {
+      let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: phone.store.path + "/" + file)))
+      let found = bytes.indices.dropLast(needle.count).contains {
+        bytes[$0..<($0 + needle.count)].elementsEqual(needle)
+      }
+      #expect(!found, "the password is in \(file)")
+    }
+    let status = try phone.replicator.status()
+    #expect(!"\(status)".contains(alice.password))
+    #expect(!phone.transport.server.contains(alice.password))
+  }
+}
