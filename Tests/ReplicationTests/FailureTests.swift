@@ -30,9 +30,9 @@ struct FailureTests {
     let server = try PostgresTestServer()
     defer { server.destroy() }
     let (database, owner, password) = try server.createDatabase()
-    let init_ = try PostgresTransport(url: server.url(user: owner, password: password, database: database))
-    _ = try await init_.initializeSchema()
-    init_.close()
+    let setup = try PostgresTransport(url: server.url(user: owner, password: password, database: database))
+    _ = try await setup.initializeSchema()
+    setup.close()
     try server.createRole("carol", password: "carolpw")
     let customer = Customer(
       role: "carol", password: "carolpw",
