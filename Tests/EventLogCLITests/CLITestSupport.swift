@@ -8,16 +8,7 @@ typealias Run = ChildRun
 /// Runs the built `eventlog` executable, as a user would.
 struct EventLogBinary {
   /// The executable next to the test bundle (`.build/<config>/eventlog`).
-  static let path: String = {
-    if let override = ProcessInfo.processInfo.environment["EVENTLOG_BINARY"] { return override }
-    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    var candidates = [bundle.appendingPathComponent("eventlog").path]
-    // Under XCTest the first argument can be the runner; walk up to the build directory.
-    candidates.append(bundle.deletingLastPathComponent().appendingPathComponent("eventlog").path)
-    candidates.append(
-      bundle.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("eventlog").path)
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
-  }()
+  static let path = builtProduct("eventlog", override: "EVENTLOG_BINARY")
 
   let directory: URL
   var database: String { directory.appendingPathComponent("test.db").path }

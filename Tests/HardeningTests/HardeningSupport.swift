@@ -49,16 +49,7 @@ func release(_ store: inout EventStore?) async {
 /// signal, not as the end of the test run).
 enum EventLogBinary {
   /// The executable next to the test bundle (`<scratch>/debug/eventlog`), or `$EVENTLOG_BINARY`.
-  static let path: String = {
-    if let override = ProcessInfo.processInfo.environment["EVENTLOG_BINARY"] { return override }
-    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    let candidates = [
-      bundle.appendingPathComponent("eventlog").path,
-      bundle.deletingLastPathComponent().appendingPathComponent("eventlog").path,
-      bundle.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("eventlog").path,
-    ]
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
-  }()
+  static let path = builtProduct("eventlog", override: "EVENTLOG_BINARY")
 
   /// Runs `eventlog arguments…`; with `umask`, through `/bin/sh -c 'umask U; exec eventlog …'`.
   static func run(

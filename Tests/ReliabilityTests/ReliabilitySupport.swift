@@ -75,14 +75,7 @@ enum Binaries {
   static let eventlog = locate("eventlog", override: "EVENTLOG_BINARY")
 
   private static func locate(_ name: String, override: String) -> String {
-    if let path = ProcessInfo.processInfo.environment[override] { return path }
-    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    let candidates = [
-      bundle.appendingPathComponent(name).path,
-      bundle.deletingLastPathComponent().appendingPathComponent(name).path,
-      bundle.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(name).path,
-    ]
-    return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+    builtProduct(name, override: override)
   }
 }
 
