@@ -13,6 +13,8 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
   case noDevice(path: String)
   /// A transient failure went on for longer than the retry budget.
   case gaveUp(after: Duration, lastError: String)
+  /// The server holds fewer of the owner's events than this device has pulled: it lost some.
+  case serverBehind(server: String, head: UInt64, cursor: UInt64)
   /// The server answered something the protocol does not allow.
   case protocolViolation(server: String, reason: String)
 
@@ -28,6 +30,8 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
       "the event log at '\(path)' has no device ID yet: open it for writing once (any write command creates it)"
     case .gaveUp(let after, let lastError):
       "gave up after retrying for \(after.formattedSeconds): \(lastError)"
+    case .serverBehind(let server, let head, let cursor):
+      "the server \(server) holds \(head) events of this owner, but this device has pulled \(cursor): the server lost events (restored from an older backup?); nothing was pulled"
     case .protocolViolation(let server, let reason):
       "the server \(server) broke the replication protocol: \(reason)"
     }

@@ -272,6 +272,9 @@ public final class Replicator: Sendable {
     var cursor = ReplicationState.decode(try store.stateValue(forKey: ReplicationState.cursorKey))
     let start = cursor
     let serverHead = try await retrying(options.retryFor, onRetry: onRetry) { try await transport.head() }
+    guard serverHead >= cursor else {
+      throw ReplicationError.serverBehind(server: transport.server, head: serverHead, cursor: cursor)
+    }
     var summary = PullSummary()
     let pageSize = max(1, options.pullPageSize)
     while !shouldStop() {

@@ -54,6 +54,28 @@ struct FailureTests {
     #expect(try await phone.push().pushed == 1)
   }
 
+  @Test func aServerThatLostEventsThisDevicePulledIsReportedNotPaperedOver() async throws {
+    let fixture = try await ServerFixture()
+    let customer = try fixture.customer()
+    let phone = try Device(customer)
+    let tablet = try Device(customer)
+    let restaurant = try await phone.addRestaurant()
+    _ = try await phone.book(restaurant)
+    _ = try await phone.book(restaurant)
+    _ = try await phone.push()
+    _ = try await tablet.pull()
+    // As if the server were restored from a backup older than the tablet's pull.
+    try fixture.superuser(
+      """
+      ALTER TABLE eventlog.events DISABLE TRIGGER events_append_only;
+      DELETE FROM eventlog.events WHERE position = 2;
+      ALTER TABLE eventlog.events ENABLE TRIGGER events_append_only;
+      """)
+    let error = await #expect(throws: ReplicationError.self) { try await tablet.pull() }
+    #expect(error?.description.contains("lost events") == true)
+    #expect(try tablet.replicator.status().cursor == 2)
+  }
+
   @Test func aPermanentRejectionIsRecordedAndTheEventsAfterItStillGo() async throws {
     let fixture = try await ServerFixture()
     let alice = try fixture.customer("alice")

@@ -1,12 +1,15 @@
 import EventLog
 import Foundation
+import Replication
 
 /// `eventlog log`: the audit trail, filtered, paged through without loading the log whole.
 struct LogCommand: CLICommand {
   static let spec = CommandSpec(
     name: "log", abstract: "Show the audit trail: every event, oldest first.",
     options: [
-      .flag("json", "One JSON object per line (the export format)."),
+      .flag(
+        "json", #"One JSON object per line (the export format; an event the server refused adds "rejected")."#
+      ),
       .option("stream", "ID", "Only events of this stream."),
       .option("type", "NAME", "Only events of this type."),
       .option("from", "SEQ", "Start at this sequence number."),
@@ -37,6 +40,11 @@ struct LogCommand: CLICommand {
     let store = try context.openStore(.read)
     let registry = context.dependencies.eventTypes
     let console = context.console
+    // The events the replication server refused (usually none), shown with their reason.
+    let rejected = Dictionary(
+      try LocalReplica(store: store, isReplicated: context.dependencies.isReplicated).rejections().map {
+        ($0.sequence, $0.reason)
+      }, uniquingKeysWith: { first, _ in first })
     var shown = 0
     var page = Table(["SEQ", "RECORDED AT", "STREAM", "VER", "TYPE", "PAYLOAD"], rightAligned: [0, 3])
     func flushPage() {
@@ -48,13 +56,20 @@ struct LogCommand: CLICommand {
       if let to, event.sequence > to { return false }
       guard event.sequence >= from, type.map({ $0 == event.type }) ?? true else { return true }
       shown += 1
+      let rejection = rejected.isEmpty ? nil : rejected[event.sequence]
       if json {
-        console.print(try EventJSON.line(event, registry: registry))
+        let line = try EventJSON.line(event, registry: registry)
+        if let rejection, line.hasSuffix("}") {
+          console.print(line.dropLast() + #","rejected":"# + JSONValue.string(rejection).rendered() + "}")
+        } else {
+          console.print(line)
+        }
       } else {
+        let summary = EventJSON.summary(event, registry: registry)
         page.append([
           String(event.sequence), ISO8601.string(from: event.recordedAt), event.stream.rawValue,
-          String(event.version),
-          event.type, EventJSON.summary(event, registry: registry),
+          String(event.version), event.type,
+          rejection.map { "[rejected by the server: \($0)] \(summary)" } ?? summary,
         ])
         if page.rows.count == 1_000 { flushPage() }
       }
@@ -124,6 +139,16 @@ struct ShowCommand: CLICommand {
     table.append(["correlationId", event.metadata.correlationID?.uuidString.lowercased() ?? "-"])
     table.append(["causationId", event.metadata.causationID?.uuidString.lowercased() ?? "-"])
     table.append(["origin", event.metadata.origin.isEmpty ? "-" : event.metadata.origin])
+    let replica = LocalReplica(store: store, isReplicated: context.dependencies.isReplicated)
+    if let pulled = try replica.origin(ofLocalSequence: sequence) {
+      table.append([
+        "pulled",
+        "server position \(pulled.position), from device \(pulled.device.uuidString.lowercased()) (its seq \(pulled.sequence))",
+      ])
+    }
+    if let rejection = try replica.rejections().first(where: { $0.sequence == sequence }) {
+      table.append(["rejected", "by the server: \(rejection.reason)"])
+    }
     table.append(["payload", payload])
     context.console.print(table.rendered(), terminator: "")
   }

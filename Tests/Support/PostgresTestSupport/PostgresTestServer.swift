@@ -13,7 +13,8 @@ import TestKit
 ///
 /// Local connections by the superuser `postgres` are trusted; every other role logs in with its
 /// password (SCRAM), so a wrong password fails as it would on a real server. `fsync` is off: the
-/// server is stopped or restarted by these tests, never by a power cut.
+/// server is stopped or restarted by these tests, never by a power cut; commits stay
+/// synchronous, so an immediate stop (a crash of the server) loses no acknowledged commit.
 ///
 /// A watchdog process stops the server and removes its directory when this process ends, even
 /// when it is killed, so no server outlives its test run.
@@ -101,7 +102,7 @@ public final class PostgresTestServer: Sendable {
       "pg_ctl",
       [
         "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "60", "-o",
-        "-k \(directory) -p \(port) -c listen_addresses='' -c fsync=off -c synchronous_commit=off"
+        "-k \(directory) -p \(port) -c listen_addresses='' -c fsync=off"
           + " -c full_page_writes=off -c max_connections=60",
         "start",
       ])

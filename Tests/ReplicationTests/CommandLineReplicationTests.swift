@@ -1,0 +1,233 @@
+import Foundation
+import PostgresTestSupport
+import TestKit
+import Testing
+
+/// The replication commands of the built `eventlog`, as a user runs them.
+@Suite("eventlog remote, push, pull, replicate")
+struct CommandLineReplicationTests {
+  static let binary = builtProduct("eventlog", override: "EVENTLOG_BINARY")
+  static let catalog = """
+    [{"id":"11111111-1111-4111-8111-111111111111","name":"Pasta Palace","cuisine":"italian"}]
+    """
+
+  /// `eventlog --db <device> arguments…`.
+  struct CLI {
+    let directory = TemporaryDirectory("cli-device")
+    var database: String { directory.environment() }
+
+    @discardableResult
+    func callAsFunction(_ arguments: String..., environment: [String: String] = [:]) throws -> ChildRun {
+      try runChild(binary, ["--db", database] + arguments, environment: environment)
+    }
+
+    func json(_ arguments: String...) throws -> [String: Any] {
+      let run = try runChild(binary, ["--db", database] + arguments)
+      #expect(run.status == 0, "\(arguments): \(run)")
+      return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+    }
+
+    /// Syncs the catalog and books a table; returns the booking's ID.
+    @discardableResult
+    func book(_ name: String = "Ada") throws -> String {
+      let file = try directory.file("catalog.json", Data(CommandLineReplicationTests.catalog.utf8))
+      // The same snapshot again appends nothing.
+      #expect(try self("restaurants", "sync", "--from", file).status == 0)
+      let booking = try json(
+        "bookings", "create", "--restaurant", "Pasta Palace", "--date", "2099-06-01T19:00:00Z", "--party",
+        "2",
+        "--name", name, "--json")
+      return try #require(booking["id"] as? String)
+    }
+
+    func bookingIDs() throws -> [String] {
+      let run = try self("bookings", "list", "--json")
+      let list = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]] ?? []
+      return list.compactMap { $0["id"] as? String }.sorted()
+    }
+  }
+
+  @Test func helpAndUsageErrors() throws {
+    let cli = CLI()
+    for command in [["remote", "init"], ["remote", "status"], ["push"], ["pull"], ["replicate"]] {
+      for flag in ["--help"] {
+        let run = try cli.run(command + [flag])
+        #expect(run.status == 0 && run.stdout.contains("USAGE: eventlog"), "\(command): \(run)")
+      }
+    }
+    #expect(try cli("remote", "--help").stdout.contains("init"))
+    let missing = try cli("push")
+    #expect(missing.status == 64 && missing.stderr.contains("missing 'URL'"), "\(missing)")
+    let secret = "s3cr3t-" + UUID().uuidString.prefix(4)
+    let wrong = try cli("pull", "mysql://me:\(secret)@host/db")
+    #expect(wrong.status == 64 && !wrong.stderr.contains(secret), "\(wrong)")
+    let badRetry = try cli("push", "postgres://x", "--retry-for", "soon")
+    #expect(badRetry.status == 64 && badRetry.stderr.contains("--retry-for"))
+    #expect(try cli("replicate", "postgres://x", "--watch", "--retry-for", "3").status == 64)
+    #expect(!FileManager.default.fileExists(atPath: cli.database))
+  }
+
+  @Test func twoDevicesThroughTheCommandLine() async throws {
+    let fixture = try await ServerFixture(initialized: false)
+    let initRun = try runChild(Self.binary, ["remote", "init", fixture.ownerURL, "--json"])
+    #expect(initRun.status == 0, "\(initRun)")
+    #expect(
+      try JSONSerialization.jsonObject(with: Data(initRun.stdout.utf8)) as? [String: Int] == [
+        "schemaVersion": 1
+      ])
+    #expect(try runChild(Self.binary, ["remote", "init", fixture.ownerURL]).stdout.contains("up to date"))
+    let alice = try fixture.customer("alice")
+    let phone = CLI()
+    let tablet = CLI()
+    let booking = try phone.book()
+    let stats = try phone.json("stats", "--json")
+    #expect((stats["device"] as? String)?.count == 36)
+
+    let push = try phone.json("push", alice.url, "--json")
+    #expect(push["pushed"] as? Int == 1 && push["alreadyStored"] as? Int == 0)
+    #expect(push["rejected"] as? Int == 0 && push["pending"] as? Int == 0)
+    // The URL from the environment.
+    let pull = try runChild(
+      Self.binary, ["--db", tablet.database, "pull", "--json"], environment: ["EVENTLOG_REMOTE": alice.url])
+    #expect(pull.status == 0, "\(pull)")
+    let pulled = try #require(
+      try JSONSerialization.jsonObject(with: Data(pull.stdout.utf8)) as? [String: Any])
+    #expect(
+      pulled["pulled"] as? Int == 1 && pulled["alreadyPresent"] as? Int == 0 && pulled["cursor"] as? Int == 1)
+    #expect(try tablet.bookingIDs() == [booking])
+
+    // Both delete; replicate brings both devices to the same end.
+    #expect(try phone("bookings", "delete", booking).status == 0)
+    #expect(try tablet("bookings", "delete", booking).status == 0)
+    for device in [phone, tablet, phone] {
+      let round = try device.json("replicate", alice.url, "--json")
+      #expect(round["push"] is [String: Any] && round["pull"] is [String: Any])
+    }
+    #expect(try phone.bookingIDs().isEmpty && tablet.bookingIDs().isEmpty)
+    for device in [phone, tablet] {
+      #expect(try device("verify").status == 0)
+      #expect(try device("replay").status == 0)
+      let status = try device.json("remote", "status", "--json")
+      #expect(status["pending"] as? Int == 0 && (status["rejected"] as? [Any])?.isEmpty == true)
+      #expect(status["cursor"] as? Int == 3)
+      #expect(
+        status.keys.sorted() == ["cursor", "device", "pending", "pushedThrough", "rejected", "unreadable"])
+    }
+    // The pulled event says where it came from.
+    #expect(try tablet("show", "1").stdout.contains("server position 1"))
+  }
+
+  @Test func failuresExitOneNameTheCauseAndChangeNothing() async throws {
+    let fixture = try await ServerFixture(initialized: false)
+    let alice = try fixture.customer("alice")
+    let phone = CLI()
+    try phone.book()
+    let before = try phone.json("remote", "status", "--json")
+
+    let missing = try phone("push", alice.url)
+    #expect(missing.status == 1 && missing.stderr.contains("eventlog remote init"), "\(missing)")
+
+    #expect(try runChild(Self.binary, ["remote", "init", fixture.ownerURL]).status == 0)
+    let secret = "nope-" + UUID().uuidString.prefix(6)
+    let wrong = try phone(
+      "push", fixture.server.url(user: alice.role, password: secret, database: fixture.database))
+    #expect(wrong.status == 1 && wrong.stderr.contains("password authentication failed"), "\(wrong)")
+    #expect(!wrong.stderr.contains(secret) && !wrong.stdout.contains(secret))
+
+    let down = try phone(
+      "push", "postgresql://\(alice.role):\(alice.password)@/db?host=/nonexistent&port=9", "--retry-for", "1")
+    #expect(down.status == 1 && down.stderr.contains("gave up after retrying for 1 s"), "\(down)")
+    #expect(down.stderr.contains("retrying in"))
+    #expect(!down.stderr.contains(alice.password))
+
+    try fixture.superuser("UPDATE eventlog.schema_info SET version = 42")
+    let newer = try phone("push", alice.url)
+    #expect(newer.status == 1 && newer.stderr.contains("newer than this build's"), "\(newer)")
+    let reinit = try runChild(Self.binary, ["remote", "init", fixture.ownerURL])
+    #expect(reinit.status == 1 && reinit.stderr.contains("newer than this build's"), "\(reinit)")
+
+    // Nothing was marked or appended by the failures.
+    let after = try phone.json("remote", "status", "--json")
+    #expect(
+      after["pending"] as? Int == 1 && after["pushedThrough"] as? Int == before["pushedThrough"] as? Int)
+    // A first pull that fails leaves no environment behind.
+    let fresh = CLI()
+    #expect(try fresh("pull", alice.url).status == 1)
+    #expect(!FileManager.default.fileExists(atPath: fresh.database))
+  }
+
+  @Test func liveModeFollowsTheServerThroughARestartAndStopsCleanlyOnSIGTERM() throws {
+    let server = try PostgresTestServer()
+    defer { server.destroy() }
+    let (database, owner, password) = try server.createDatabase()
+    #expect(
+      try runChild(
+        Self.binary, ["remote", "init", server.url(user: owner, password: password, database: database)]
+      ).status == 0)
+    try server.createRole("dana", password: "danapw")
+    let url = server.url(user: "dana", password: "danapw", database: database)
+    let phone = CLI()
+    let tablet = CLI()
+    try tablet.book("Tablet's own")
+
+    let watcher = Process()
+    watcher.executableURL = URL(fileURLWithPath: Self.binary)
+    watcher.arguments = ["--db", tablet.database, "replicate", url, "--watch", "--json"]
+    let output = tablet.directory.path("watch.out")
+    _ = FileManager.default.createFile(atPath: output, contents: nil)
+    watcher.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
+    watcher.standardError = watcher.standardOutput
+    watcher.standardInput = FileHandle.nullDevice
+    try watcher.run()
+    defer { if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) } }
+
+    func waitFor(_ what: String, _ condition: () throws -> Bool) throws {
+      let deadline = ContinuousClock.now + .seconds(20)
+      while try !condition() {
+        guard ContinuousClock.now < deadline else {
+          let list = try tablet("bookings", "list")
+          let status = try tablet("remote", "status")
+          Issue.record(
+            "timed out waiting for \(what): \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")\n\(list)\n\(status)"
+          )
+          return
+        }
+        Thread.sleep(forTimeInterval: 0.1)
+      }
+    }
+    // The tablet's own booking goes up; the phone's comes down as the server announces it.
+    try waitFor("the tablet's push") {
+      try phone("pull", url).status == 0 && (try phone.bookingIDs().count) == 1
+    }
+    let fromPhone = try phone.book("Phone")
+    #expect(try phone("push", url).status == 0)
+    try waitFor("the phone's booking on the tablet") { try tablet.bookingIDs().contains(fromPhone) }
+
+    // The server goes away and comes back: the watcher retries and carries on.
+    try server.stop(immediate: true)
+    Thread.sleep(forTimeInterval: 1)
+    try server.start()
+    let later = try phone.book("After the restart")
+    try waitFor("the phone's push after the restart") {
+      try phone("push", url, "--retry-for", "10").status == 0
+    }
+    try waitFor("the booking after the restart on the tablet") { try tablet.bookingIDs().contains(later) }
+
+    kill(watcher.processIdentifier, SIGTERM)
+    let deadline = ContinuousClock.now + .seconds(10)
+    while watcher.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
+    #expect(!watcher.isRunning, "the watcher did not stop on SIGTERM")
+    watcher.waitUntilExit()
+    #expect(watcher.terminationReason == .exit && watcher.terminationStatus == 0)
+    let text = try String(contentsOfFile: output, encoding: .utf8)
+    #expect(text.contains(#""push":"#) && text.contains(#""pull":"#), "\(text)")
+    #expect(text.contains("retrying"), "\(text)")
+    #expect(try tablet("verify").status == 0)
+  }
+}
+
+extension CommandLineReplicationTests.CLI {
+  func run(_ arguments: [String]) throws -> ChildRun {
+    try runChild(CommandLineReplicationTests.binary, ["--db", database] + arguments)
+  }
+}
