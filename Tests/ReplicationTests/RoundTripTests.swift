@@ -146,3 +146,46 @@ struct RoundTripTests {
     try tablet.expectHealthy()
   }
 }
+
+/// The view model sees what a pull brings, without a reload.
+@Suite("Pulled changes reach the view model")
+@MainActor
+struct PulledChangesTests {
+  @Test func aBookingPulledInTheBackgroundAppearsAndADeleteDisappears() async throws {
+    let fixture = try await ServerFixture()
+    let customer = try fixture.customer()
+    let phone = try Device(customer)
+    let tablet = try Device(customer)
+    let viewModel = RestaurantListViewModel(
+      restaurantRepository: EventSourcedRestaurantRepository(store: tablet.store, source: NoSource()),
+      bookingRepository: tablet.bookings)
+    await viewModel.load()
+    #expect(viewModel.bookings.isEmpty)
+    let observing = Task { await viewModel.observe() }
+    defer { observing.cancel() }
+    // Let the observation subscribe before anything is committed.
+    try await Task.sleep(for: .milliseconds(100))
+
+    let booking = try await phone.book(try await phone.addRestaurant())
+    _ = try await phone.push()
+    _ = try await tablet.pull()
+    try await eventually { viewModel.bookings.map(\.id) == [booking.id] }
+
+    try await phone.bookings.delete(id: booking.id)
+    _ = try await phone.push()
+    _ = try await tablet.pull()
+    try await eventually { viewModel.bookings.isEmpty }
+    #expect(viewModel.error == nil)
+  }
+
+  private func eventually(_ condition: @MainActor () -> Bool) async throws {
+    for _ in 0..<200 where !condition() { try await Task.sleep(for: .milliseconds(20)) }
+    #expect(condition())
+  }
+}
+
+/// A restaurant source with nothing to fetch (the tablet never syncs here).
+struct NoSource: RestaurantSource {
+  var sourceDescription: String { "none" }
+  func fetchAll() async throws -> [RemoteRestaurant] { [] }
+}

@@ -93,6 +93,40 @@ public final class RestaurantListViewModel {
     await loadBookings()
   }
 
+  /// Keeps ``restaurants`` and ``bookings`` current with every change committed to the
+  /// repositories, by this process or another (a pull from another device, a sync in the
+  /// background), until the calling task is cancelled: as SwiftData's `@Query` keeps a view
+  /// current. Start it once, for example from SwiftUI's `.task { await viewModel.observe() }`.
+  public func observe() async {
+    async let bookings: Void = followBookings()
+    async let restaurants: Void = followRestaurants()
+    _ = await (bookings, restaurants)
+  }
+
+  private func followBookings() async {
+    do {
+      for try await _ in bookingRepository.changes() { await loadBookings(clearingError: false) }
+    } catch {
+      report(error, .loadBookings)
+    }
+  }
+
+  private func followRestaurants() async {
+    do {
+      for try await _ in restaurantRepository.changes() { await reloadRestaurants() }
+    } catch {
+      report(error, .loadRestaurants)
+    }
+  }
+
+  private func reloadRestaurants() async {
+    do {
+      restaurants = try await restaurantRepository.getAll()
+    } catch {
+      report(error, .loadRestaurants)
+    }
+  }
+
   /// Clears ``error``.
   public func dismissError() {
     error = nil
