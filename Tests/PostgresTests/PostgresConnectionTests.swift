@@ -4,7 +4,7 @@ import PostgresTestSupport
 import Testing
 
 /// The libpq wrapper against a real server of the test's own.
-@Suite("Postgres connection")
+@Suite("Postgres connection", .needsPostgres)
 struct PostgresConnectionTests {
   let server: PostgresTestServer
   let database: String

@@ -4,7 +4,7 @@ import TestKit
 import Testing
 
 /// The replication commands of the built `eventlog`, as a user runs them.
-@Suite("eventlog remote, push, pull, replicate")
+@Suite("eventlog remote, push, pull, replicate", .needsPostgres)
 struct CommandLineReplicationTests {
   static let binary = builtProduct("eventlog", override: "EVENTLOG_BINARY")
   static let catalog = """

@@ -17,7 +17,7 @@ import Testing
 ///
 /// Quick mode (CI): one seed, 40 steps, 3 + 1 devices. `EVENTLOG_FULL=1`: 5 seeds of 250 steps,
 /// 5 + 1 devices. `EVENTLOG_SEED=n` replays one seed.
-@Suite("Convergence model check", .serialized)
+@Suite("Convergence model check", .serialized, .needsPostgres)
 struct ConvergenceModelCheckTests {
   static let binary = builtProduct("eventlog", override: "EVENTLOG_BINARY")
   static let full = ProcessInfo.processInfo.environment["EVENTLOG_FULL"] == "1"
@@ -81,12 +81,15 @@ struct ConvergenceModelCheckTests {
     var steps: [String] = []
     init(seed: UInt64) { self.seed = seed }
     var description: String {
-      "seed \(seed) (EVENTLOG_SEED=\(seed) replays it); last steps:\n  " + steps.suffix(25).joined(separator: "\n  ")
+      "seed \(seed) (EVENTLOG_SEED=\(seed) replays it); last steps:\n  "
+        + steps.suffix(25).joined(separator: "\n  ")
     }
   }
 
   static var seeds: [UInt64] {
-    if let text = ProcessInfo.processInfo.environment["EVENTLOG_SEED"], let seed = UInt64(text) { return [seed] }
+    if let text = ProcessInfo.processInfo.environment["EVENTLOG_SEED"], let seed = UInt64(text) {
+      return [seed]
+    }
     var generator = SystemRandomNumberGenerator()
     return (0..<(full ? 5 : 1)).map { _ in generator.next() % 1_000_000 }
   }
@@ -112,17 +115,23 @@ struct ConvergenceModelCheckTests {
     let aliceURL = server.url(user: "alice", password: "alicepw", database: database)
     let bobURL = server.url(user: "bob", password: "bobpw", database: database)
     let scratch = TemporaryDirectory("convergence")
-    let alices = (0..<count).map { Device(name: "alice-\($0)", path: scratch.environment("alice-\($0)"), url: aliceURL) }
+    let alices = (0..<count).map {
+      Device(name: "alice-\($0)", path: scratch.environment("alice-\($0)"), url: aliceURL)
+    }
     let bob = Device(name: "bob", path: scratch.environment("bob"), url: bobURL)
     let catalog = try scratch.file(
       "catalog.json",
-      Data(#"[{"id":"11111111-1111-4111-8111-111111111111","name":"Pasta Palace","cuisine":"italian"}]"#.utf8))
-    for device in alices + [bob] { _ = try device.must("restaurants", "sync", "--from", catalog, trace: trace) }
+      Data(#"[{"id":"11111111-1111-4111-8111-111111111111","name":"Pasta Palace","cuisine":"italian"}]"#.utf8)
+    )
+    for device in alices + [bob] {
+      _ = try device.must("restaurants", "sync", "--from", catalog, trace: trace)
+    }
 
     func book(_ device: Device, _ step: Int) throws {
       let day = 1 + Int(random.next() % 27)
       _ = try device.must(
-        "bookings", "create", "--restaurant", "Pasta Palace", "--date", String(format: "2099-02-%02dT19:00:00Z", day),
+        "bookings", "create", "--restaurant", "Pasta Palace", "--date",
+        String(format: "2099-02-%02dT19:00:00Z", day),
         "--party", String(1 + random.next() % 8), "--name", "Guest \(step)", trace: trace)
     }
 
@@ -171,7 +180,8 @@ struct ConvergenceModelCheckTests {
         try server.start()
         process.waitUntilExit()
         if process.terminationStatus != 0 {
-          Issue.record("\(device.name): a push across a server restart failed (\(process.terminationStatus))\n\(trace)")
+          Issue.record(
+            "\(device.name): a push across a server restart failed (\(process.terminationStatus))\n\(trace)")
         }
       default:
         trace.steps.append("\(step): bob books and replicates")
@@ -214,13 +224,17 @@ struct ConvergenceModelCheckTests {
     let bobs = try bob.replicatedEventIDs(trace: trace)
     #expect(Set(bobs) == Set(bobOnServer), "\(trace)")
     #expect(Set(bobs).isDisjoint(with: aliceOnServer), "\(trace)")
-    #expect(try bob.bookingIDs(trace: trace).allSatisfy { id in !reference.contains { ($0["id"] as? String) == id } })
+    #expect(
+      try bob.bookingIDs(trace: trace).allSatisfy { id in !reference.contains { ($0["id"] as? String) == id }
+      })
     for device in alices + [bob] {
       _ = try device.must("verify", trace: trace)
       _ = try device.must("replay", trace: trace)
       let status = try device.must("remote", "status", "--json", trace: trace)
       #expect(status.stdout.contains(#""pending":0"#), "\(device.name): \(status.stdout)\n\(trace)")
     }
-    print("[convergence] seed \(seed): \(steps) steps, \(count) + 1 devices, \(aliceOnServer.count) + \(bobOnServer.count) events on the server, \(reference.count) bookings")
+    print(
+      "[convergence] seed \(seed): \(steps) steps, \(count) + 1 devices, \(aliceOnServer.count) + \(bobOnServer.count) events on the server, \(reference.count) bookings"
+    )
   }
 }

@@ -8,7 +8,7 @@ import RestaurantBooking
 import Testing
 
 /// Failures: clear errors, nothing lost, nothing marked that the server did not take.
-@Suite("Failures")
+@Suite("Failures", .needsPostgres)
 struct FailureTests {
   @Test func aWrongPasswordFailsAtOnceAndMarksNothing() async throws {
     let fixture = try await ServerFixture()

@@ -1,13 +1,14 @@
 import EventLog
 import Foundation
 import Postgres
+import PostgresTestSupport
 import Replication
 import ReplicationPostgres
 import RestaurantBooking
 import Testing
 
 /// The server, not the client, keeps the log append-only and each owner's rows their own.
-@Suite("Owner isolation and append-only, enforced by the server")
+@Suite("Owner isolation and append-only, enforced by the server", .needsPostgres)
 struct IsolationTests {
   func connection(_ customer: Customer) throws -> PostgresConnection {
     try PostgresConnection(PostgresConfiguration(url: customer.url))

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import Postgres
+import PostgresTestSupport
 import Replication
 import RestaurantBooking
 import Synchronization
@@ -9,7 +10,7 @@ import Testing
 @testable import ReplicationPostgres
 
 /// A puller paging by position never misses an event that commits late, and never sees one twice.
-@Suite("Ordering under concurrent pushes")
+@Suite("Ordering under concurrent pushes", .needsPostgres)
 struct OrderingTests {
   @Test func eightConcurrentPushersAndAPullerThatPagesMeanwhile() async throws {
     let fixture = try await ServerFixture()

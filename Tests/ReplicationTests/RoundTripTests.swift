@@ -1,12 +1,13 @@
 import EventLog
 import Foundation
+import PostgresTestSupport
 import Replication
 import ReplicationPostgres
 import RestaurantBooking
 import Testing
 
 /// Two devices of one customer share their bookings through the server.
-@Suite("Push and pull")
+@Suite("Push and pull", .needsPostgres)
 struct RoundTripTests {
   @Test func aBookingMadeOnOneDeviceReachesTheOtherAndADeleteReachesBoth() async throws {
     let fixture = try await ServerFixture()
@@ -148,7 +149,7 @@ struct RoundTripTests {
 }
 
 /// The view model sees what a pull brings, without a reload.
-@Suite("Pulled changes reach the view model")
+@Suite("Pulled changes reach the view model", .needsPostgres)
 @MainActor
 struct PulledChangesTests {
   @Test func aBookingPulledInTheBackgroundAppearsAndADeleteDisappears() async throws {

@@ -1,12 +1,13 @@
 import Foundation
 import Postgres
+import PostgresTestSupport
 import Replication
 import ReplicationPostgres
 import Testing
 
 /// `remote init`'s schema: created once, upgraded in order, a newer one refused; operations
 /// on a server without it name `eventlog remote init`.
-@Suite("Server schema")
+@Suite("Server schema", .needsPostgres)
 struct ServerSchemaTests {
   @Test func initIsIdempotent() async throws {
     let fixture = try await ServerFixture(initialized: false)
