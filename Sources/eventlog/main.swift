@@ -4,6 +4,9 @@ import EventLogCLI
 import Foundation
 import RestaurantBooking
 
+// First, before the runtime opens anything: closed standard streams must fail as closed.
+StandardStreams.reserveClosedDescriptors()
+
 let dependencies = Dependencies(
   openStore: { path, options in
     try EventStore(path: path, projections: RestaurantBookingSchema.projections, options: options)

@@ -97,7 +97,9 @@ final class FileSink {
 struct ImportCommand: CLICommand {
   static let spec = CommandSpec(
     name: "import", abstract: "Load JSON Lines written by export into an empty environment.",
-    arguments: [.init(name: "FILE", help: "The file to read, or - for standard input.")],
+    arguments: [
+      .init(name: "FILE", help: "The file (or FIFO, /dev/stdin) to read, or - for standard input.")
+    ],
     discussion: """
       The whole input is validated (JSON, fields, sequence 1, 2, 3…, stream versions, payloads) before \
       anything is appended; an invalid line fails the import naming the line, and nothing is appended.
@@ -117,16 +119,8 @@ struct ImportCommand: CLICommand {
   }
 
   func run(_ context: CommandContext) async throws {
-    let data: Data
-    if file == "-" {
-      data = context.console.readInput()
-    } else {
-      do {
-        data = try Data(contentsOf: URL(fileURLWithPath: file))
-      } catch {
-        throw CommandFailure("cannot read '\(file)': \(error.localizedDescription)")
-      }
-    }
+    // A file, a FIFO, a pipe, /dev/stdin or - (standard input).
+    let data = try InputReader.read(file)
     // Not String(decoding:), which would replace invalid bytes and import altered text.
     guard let text = String(validating: data, as: UTF8.self) else { throw Self.invalidUTF8(in: data) }
     // Split on the byte: splitting the String splits on Characters, which is several times

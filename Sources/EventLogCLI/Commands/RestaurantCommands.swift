@@ -39,6 +39,7 @@ struct RestaurantsSyncCommand: CLICommand {
         "'--from \(from)' needs an API key: give '--api-key <KEY>' or set SUPABASE_ANON_KEY",
         usage: Self.spec.usage(prefix: "eventlog restaurants"))
     }
+    if from == "-" && StandardStreams.wasClosed(0) { throw InputError(name: from, reason: "it is closed") }
     let source = try context.dependencies.restaurantSource(from, isRemote ? key : nil)
     let store = try context.openStore(.create)
     let repository = context.dependencies.restaurantRepository(store, source)

@@ -56,8 +56,9 @@ public final class Console: Sendable {
   }
 
   /// Reads all of standard input.
-  public func readInput() -> Data {
-    FileHandle.standardInput.readDataToEndOfFile()
+  /// - Throws: ``InputError`` naming standard input and the cause.
+  public func readInput() throws -> Data {
+    try InputReader.read("-")
   }
 
   private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) {
