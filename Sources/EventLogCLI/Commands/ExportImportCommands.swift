@@ -36,6 +36,7 @@ struct ExportCommand: CLICommand {
         }
       } else {
         context.console.print(line)
+        try context.console.checkOutput()  // a full disk: stop, do not read the rest of the log
       }
       if event.sequence % 4_096 == 0 { progress.update(completed: event.sequence, total: head) }
       return true

@@ -44,6 +44,7 @@ struct LogCommand: CLICommand {
       page.rows.removeAll()
     }
     let visit: (RecordedEvent) throws -> Bool = { event in
+      try console.checkOutput()  // standard output failed (a full disk): stop reading the log
       guard shown < limit else { return false }
       if let to, event.sequence > to { return false }
       guard event.sequence >= from, type.map({ $0 == event.type }) ?? true else { return true }
