@@ -5,14 +5,26 @@ import Foundation
 struct ExportCommand: CLICommand {
   static let spec = CommandSpec(
     name: "export", abstract: "Write the whole log as JSON Lines (the log --json format).",
-    options: [.option("output", "FILE", "Write to FILE instead of standard output.")],
-    discussion: "`import` of the output into an empty environment, then `export`, gives the same bytes.")
+    options: [
+      .option(
+        "output", "FILE",
+        "Write to FILE (absent or a regular file; not the environment's own) instead of standard output; - is standard output."
+      )
+    ],
+    discussion: """
+      `import` of the output into an empty environment, then `export`, gives the same bytes. With --output, \
+      the file appears complete or not at all: it is written to a temporary file beside it (mode 0600), \
+      flushed and renamed, and removed on a failure or an interrupt.
+      """)
 
   var output: String?
 
   init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
     output = arguments.value("output")
-    if output == "" { throw UsageError("'--output' needs a file name", usage: usage) }
+    if output == "" {
+      throw UsageError("'--output' needs a file name (or - for standard output)", usage: usage)
+    }
+    if output == "-" { output = nil }
   }
 
   func run(_ context: CommandContext) async throws {
@@ -20,18 +32,15 @@ struct ExportCommand: CLICommand {
     let registry = context.dependencies.eventTypes
     let head = try store.head()
     let progress = ProgressReporter("export", console: context.console)
-    var sink: FileSink?
-    if let output {
-      sink = try FileSink(path: output)
-    }
+    let file = try output.map { try OutputFile(path: $0, environment: store.path) }
     var buffer = ""
     try store.forEachEvent { event in
       let line = try EventJSON.line(event, registry: registry)
-      if let sink {
+      if let file {
         buffer += line
         buffer += "\n"
         if buffer.utf8.count >= 1 << 16 {
-          try sink.write(buffer)
+          try file.write(buffer)
           buffer.removeAll(keepingCapacity: true)
         }
       } else {
@@ -41,56 +50,12 @@ struct ExportCommand: CLICommand {
       if event.sequence % 4_096 == 0 { progress.update(completed: event.sequence, total: head) }
       return true
     }
-    if let sink {
-      try sink.write(buffer)
-      try sink.close()
-      context.console.error("exported \(head) events to \(output ?? "")")
+    if let file {
+      try file.write(buffer)
+      try file.commit()
+      context.console.error("exported \(head) events to \(file.path)")
     }
     progress.finish()
-  }
-}
-
-/// A file written through a temporary name and renamed into place when complete, so a failed
-/// export leaves no partial file.
-final class FileSink {
-  let path: String
-  let temporary: String
-  let handle: FileHandle
-
-  init(path: String) throws {
-    self.path = path
-    temporary = path + ".partial-\(getpid())"
-    // 0600 like the environment itself, whatever the umask: an export holds every event.
-    guard
-      FileManager.default.createFile(atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600])
-    else {
-      throw CommandFailure("cannot create '\(path)'")
-    }
-    guard let handle = FileHandle(forWritingAtPath: temporary) else {
-      throw CommandFailure("cannot write '\(path)'")
-    }
-    self.handle = handle
-  }
-
-  func write(_ text: String) throws {
-    do {
-      try handle.write(contentsOf: Data(text.utf8))
-    } catch {
-      try? FileManager.default.removeItem(atPath: temporary)
-      throw CommandFailure("cannot write '\(path)': \(error.localizedDescription)")
-    }
-  }
-
-  func close() throws {
-    try handle.close()
-    if rename(temporary, path) != 0 {
-      try? FileManager.default.removeItem(atPath: temporary)
-      throw CommandFailure("cannot write '\(path)': rename failed (errno \(errno))")
-    }
-  }
-
-  deinit {
-    try? FileManager.default.removeItem(atPath: temporary)
   }
 }
 
