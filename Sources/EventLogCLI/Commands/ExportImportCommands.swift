@@ -103,7 +103,8 @@ struct ImportCommand: CLICommand {
     for (index, line) in lines.enumerated() {
       if line.isEmpty && index == lines.count - 1 { break }
       let number = index + 1
-      let entry = try EventJSON.parse(line, number: number, registry: registry)
+      let offset = text.utf8.distance(from: text.utf8.startIndex, to: line.startIndex)
+      let entry = try EventJSON.parse(line, number: number, offset: offset, registry: registry)
       guard entry.sequence == count + 1 else {
         throw CommandFailure("line \(number): 'seq' is \(entry.sequence), expected \(count + 1)")
       }
