@@ -144,7 +144,7 @@ public enum EventLogProgram {
       return try await run(command, prefix: "eventlog", Array(arguments.dropFirst()), context)
     } catch let error as UsageError {
       console.flush()
-      console.error("Error: \(error.message)")
+      console.error("Error: \(TerminalText.escaped(error.message))")
       if !error.usage.isEmpty { console.error("Usage: \(error.usage)") }
       console.error("  See 'eventlog --help' or 'eventlog COMMAND --help'.")
       return 64
@@ -152,7 +152,7 @@ public enum EventLogProgram {
       return 1  // reported by Console.finish
     } catch {
       console.flush()
-      console.error("Error: \(describe(error))")
+      console.error("Error: \(TerminalText.escaped(describe(error)))")
       return 1
     }
   }

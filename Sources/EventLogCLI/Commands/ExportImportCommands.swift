@@ -53,7 +53,7 @@ struct ExportCommand: CLICommand {
     if let file {
       try file.write(buffer)
       try file.commit()
-      context.console.error("exported \(head) events to \(file.path)")
+      context.console.error("exported \(head) events to \(TerminalText.escaped(file.path))")
     }
     progress.finish()
   }
