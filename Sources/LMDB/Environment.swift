@@ -66,6 +66,12 @@ public final class Environment: @unchecked Sendable {
     /// reads no page past its last used one. Best effort: an extension that fails (a full disk)
     /// is left, and LMDB's own write reports the error.
     public var preallocation: Int = 0
+    /// Called (once per wait, on another thread) when a write transaction has waited
+    /// ``writeLockNoticeDelay`` for LMDB's writer lock, which another process holds: a long
+    /// commit, or a process stopped or hung while writing. The transaction keeps waiting.
+    public var onWriteLockWait: (@Sendable () -> Void)?
+    /// How long a write transaction waits for the writer lock before ``onWriteLockWait`` is called.
+    public var writeLockNoticeDelay: Duration = .seconds(1)
 
     /// Creates options with the defaults above.
     public init() {}

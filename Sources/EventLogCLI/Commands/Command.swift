@@ -52,6 +52,13 @@ struct CommandContext: Sendable {
   ///   `.create`) or cannot be opened.
   func openStore(_ access: Access) throws -> EventStore {
     var options = EventStore.Options()
+    let console = console
+    let shownPath = TerminalText.escaped(databasePath)
+    options.onWriteLockWait = {
+      console.error(
+        "waiting for the write lock of '\(shownPath)': another process holds it (perhaps a stopped one); still waiting…"
+      )
+    }
     if access != .create {
       var isDirectory: ObjCBool = false
       guard FileManager.default.fileExists(atPath: databasePath, isDirectory: &isDirectory),
