@@ -164,24 +164,40 @@ public final class ProgressReporter: Sendable {
 
   /// Reports that `completed` of `total` items are done.
   public func update(completed: UInt64, total: UInt64) {
-    guard console.errorIsTerminal else { return }
-    let now = clock.now
-    let elapsed = now - start
-    guard elapsed >= delay else { return }
-    let show = state.withLock { state -> Bool in
-      if let last = state.lastShown, now - last < interval { return false }
-      state.lastShown = now
-      state.shown = true
-      return true
-    }
-    guard show else { return }
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    guard let seconds = shouldShow() else { return }
     let rate = seconds > 0 ? Double(completed) / seconds : 0
     let left = rate > 0 && total > completed ? Double(total - completed) / rate : 0
     let percent = total > 0 ? Double(completed) * 100 / Double(total) : 100
     console.error(
       "\r\(label): \(completed)/\(total) (\(Int(percent))%), \(Formatting.rate(rate))/s, about \(Formatting.duration(left)) left\u{1B}[K",
       terminator: "")
+  }
+
+  /// Reports that `completed` items are done, of a total not known yet (pages of a remote
+  /// list): `label: 12000 rows, 3.4 k rows/s (12 pages)`.
+  public func update(completed: UInt64, unit: String, detail: String = "") {
+    guard let seconds = shouldShow() else { return }
+    let rate = seconds > 0 ? Double(completed) / seconds : 0
+    let suffix = detail.isEmpty ? "" : " (\(detail))"
+    console.error(
+      "\r\(label): \(completed) \(unit), \(Formatting.rate(rate)) \(unit)/s\(suffix)\u{1B}[K", terminator: "")
+  }
+
+  /// Whether a line is due now (a terminal, past the delay and the interval), and if so the
+  /// seconds since the start.
+  private func shouldShow() -> Double? {
+    guard console.errorIsTerminal else { return nil }
+    let now = clock.now
+    let elapsed = now - start
+    guard elapsed >= delay else { return nil }
+    let show = state.withLock { state -> Bool in
+      if let last = state.lastShown, now - last < interval { return false }
+      state.lastShown = now
+      state.shown = true
+      return true
+    }
+    guard show else { return nil }
+    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
   }
 
   /// Ends the progress line.
