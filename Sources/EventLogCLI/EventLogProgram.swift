@@ -167,7 +167,12 @@ public enum EventLogProgram {
       return 0
     }
     let instance = try command.init(parsed, usage: usage)
-    try await instance.run(context)
+    do {
+      try await instance.run(context)
+    } catch {
+      context.removeEnvironmentIfCreated()
+      throw error
+    }
     return 0
   }
 

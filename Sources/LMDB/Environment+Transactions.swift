@@ -98,6 +98,10 @@ extension Environment {
           txn.isLive = false
           let rc = mdb_txn_commit(raw)  // frees the transaction, whether it succeeds or not
           if rc == MDB_MAP_FULL { return .growMap }
+          if Self.isWriteFailure(rc) {
+            txn.hitWriteFailure = true
+            throw writeFailure(rc, operation: "mdb_txn_commit", context: path)
+          }
           try check(rc, "mdb_txn_commit", context: path)
           return .done(value)
         } catch {
@@ -106,6 +110,7 @@ extension Environment {
             mdb_txn_abort(raw)
           }
           if txn.hitMapFull { return .growMap }
+          if txn.hitWriteFailure { trimAfterFailedWrite() }
           throw error
         }
       }

@@ -107,6 +107,7 @@ public final class Environment: @unchecked Sendable {
       }
     }
     try Self.checkFiles(at: path)
+    try Self.checkSpaceForLockFile(at: path)
     var env: OpaquePointer?
     try check(mdb_env_create(&env), "mdb_env_create", context: path)
     guard let env else { throw LMDBError(code: .invalid, operation: "mdb_env_create", context: path) }
@@ -257,6 +258,12 @@ public final class Environment: @unchecked Sendable {
       }
     }
     fileEnd.store(end, ordering: .relaxed)
+  }
+
+  /// Lowers what ``preallocate()`` knows of the data file's end to at most `end` (after the
+  /// file was truncated).
+  func forgetFileEnd(below end: Int) {
+    if fileEnd.load(ordering: .relaxed) > end { fileEnd.store(end, ordering: .relaxed) }
   }
 
   /// What ``preallocate()`` writes, a block at a time.

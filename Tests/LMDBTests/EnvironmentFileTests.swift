@@ -104,3 +104,43 @@ struct EnvironmentFileTests {
     #expect(error.description.contains("not an environment directory"), "\(error)")
   }
 }
+
+/// A full disk is named as such, gives its space back, and cannot crash a new environment
+/// (issue 14, item 8).
+@Suite("LMDB environment on a full disk")
+struct FullDiskTests {
+  @Test(
+    "a transaction that fills the disk fails as 'the disk is full' naming the path, and gives its space back")
+  func failedWrite() throws {
+    let disk = try SmallFileSystem(bytes: 2 << 20)
+    let path = disk.path("env")
+    let environment = try Environment(path: path)
+    let database = try environment.openDatabase("values")
+    let sizeBefore = dataFileSize(path)
+    let freeBefore = disk.freeBytes()
+    let value = [UInt8](repeating: 7, count: 64 << 10)
+    let error = try #require(throws: LMDBError.self) {
+      try environment.write { txn in
+        for key in 0..<64 { try txn.put(value, forKey: Array("key-\(key)".utf8), in: database) }
+      }
+    }
+    #expect(error.code == .noSpace, "\(error)")
+    #expect(
+      error.description.hasPrefix("the disk is full: cannot write the event log at '\(path)'"), "\(error)")
+    #expect(dataFileSize(path) <= sizeBefore)
+    #expect(disk.freeBytes() >= freeBefore)
+    // The environment still works for what fits.
+    try environment.write { txn in try txn.put([1], forKey: [1], in: database) }
+    let stored = try environment.read { txn in try txn.value(forKey: [1], in: database) }
+    #expect(stored == [1])
+  }
+
+  @Test("a new environment on a full disk is refused with an error, not created until SIGBUS")
+  func newEnvironment() throws {
+    let disk = try SmallFileSystem(bytes: 256 << 10)
+    try disk.fill()
+    let error = try #require(throws: LMDBError.self) { try Environment(path: disk.path("env")) }
+    #expect(error.code == .noSpace)
+    #expect(error.description.hasPrefix("the disk is full: cannot create the event log at '"), "\(error)")
+  }
+}
