@@ -13,7 +13,7 @@ let dependencies = Dependencies(
   },
   eventTypes: RestaurantBookingSchema.eventTypes,
   restaurantSource: { from, apiKey in
-    if from.hasPrefix("http://") || from.hasPrefix("https://") {
+    if SupabaseRestaurantSource.isURL(from) {
       guard let url = URL(string: from) else {
         throw CommandFailure("'--from': '\(from)' is not a valid URL")
       }

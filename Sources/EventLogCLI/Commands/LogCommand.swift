@@ -24,6 +24,9 @@ struct LogCommand: CLICommand {
   init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
     json = arguments.flag("json")
     stream = arguments.value("stream").map { StreamID($0) }
+    if let reason = stream?.invalidReason {
+      throw UsageError("invalid value for '--stream': \(reason)", usage: usage)
+    }
     type = arguments.value("type")
     from = try arguments.sequence("from", usage: usage) ?? 1
     to = try arguments.sequence("to", usage: usage)

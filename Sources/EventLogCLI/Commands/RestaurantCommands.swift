@@ -39,7 +39,8 @@ struct RestaurantsSyncCommand: CLICommand {
     json = arguments.flag("json")
   }
 
-  var isRemote: Bool { from.hasPrefix("http://") || from.hasPrefix("https://") }
+  /// Whether `--from` is an http(s) URL (in any case), which needs the API key.
+  var isRemote: Bool { SupabaseRestaurantSource.isHTTP(from) }
 
   func run(_ context: CommandContext) async throws {
     let key = apiKey ?? context.environment["SUPABASE_ANON_KEY"]

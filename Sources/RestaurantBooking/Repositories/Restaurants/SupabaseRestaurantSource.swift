@@ -239,6 +239,21 @@ public struct SupabaseRestaurantSource: PagedRestaurantSource, CustomStringConve
     }
   }
 
+  /// Whether `text` is a URL (`scheme://…`, the scheme in any case: `HTTP://` too) rather than a
+  /// file name. A URL of a scheme other than http and https is refused when fetched.
+  public static func isURL(_ text: String) -> Bool {
+    guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { return false }
+    let scheme = text[..<colon]
+    guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
+    return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+  }
+
+  /// Whether `text` is an `http://` or `https://` URL, in any case.
+  public static func isHTTP(_ text: String) -> Bool {
+    let lowered = text.prefix(8).lowercased()
+    return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
+  }
+
   /// Whether `host` is `localhost`, in 127.0.0.0/8 or `::1`.
   static func isLoopback(_ host: String) -> Bool {
     var host = host.lowercased()
