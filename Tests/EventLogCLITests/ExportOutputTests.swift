@@ -85,14 +85,16 @@ struct ExportOutputTests {
       try process.run()
       // Interrupt it once its temporary file exists, before it is renamed.
       var sawPartial = false
-      for _ in 0..<4_000 where process.isRunning {
+      // Polled with a blocking sleep: a task sleeping on the cooperative pool could be starved by
+      // tests that block its threads, and miss the window.
+      for _ in 0..<10_000 where process.isRunning {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: cli.directory.path)) ?? []
         if names.contains(where: { $0.hasPrefix(".export-\(signal).jsonl.partial-") }) {
           sawPartial = true
           kill(process.processIdentifier, signal)
           break
         }
-        try await Task.sleep(for: .milliseconds(2))
+        usleep(1_000)
       }
       process.waitUntilExit()
       #expect(sawPartial, "the export finished before it could be interrupted; give it more events")

@@ -40,7 +40,8 @@ struct SyncDeadlineTests {
     }
     #expect(seconds == 0.7)
     #expect(pages > 0 && rows == pages * 10)
-    #expect(elapsed >= .milliseconds(700) && elapsed < .seconds(5), "\(elapsed)")
+    // Loose above: on a loaded machine a task can wait for a thread of the cooperative pool.
+    #expect(elapsed >= .milliseconds(700) && elapsed < .seconds(25), "\(elapsed)")
     let seen = reports.withLock { $0 }
     #expect(seen.count == pages)
     #expect(seen.last == FetchProgress(pages: pages, rows: rows))
@@ -49,7 +50,7 @@ struct SyncDeadlineTests {
 
   @Test("a page that would outlast the deadline is cut at the deadline, not at its own 30 s timeout")
   func slowPage() async throws {
-    let server = try LoopbackHTTPServer { _ in .delayed(.seconds(20), .json("[]")) }
+    let server = try LoopbackHTTPServer { _ in .delayed(.seconds(60), .json("[]")) }
     defer { server.stop() }
     let source = SupabaseRestaurantSource(
       baseURL: server.baseURL, apiKey: "key", deadline: .milliseconds(500))
@@ -58,7 +59,8 @@ struct SyncDeadlineTests {
     await #expect(throws: RestaurantSyncError.deadlineExceeded(seconds: 0.5, pages: 0, rows: 0)) {
       _ = try await source.fetchAll()
     }
-    #expect(ContinuousClock.now - start < .seconds(5))
+    // deadlineExceeded, not timeout: the page's own 30 s did not end it (nor the server's 60 s).
+    #expect(ContinuousClock.now - start < .seconds(25))
     #expect(SupabaseRestaurantSource.defaultDeadline == .seconds(300))
   }
 }

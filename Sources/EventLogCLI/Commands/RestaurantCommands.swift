@@ -51,7 +51,12 @@ struct RestaurantsSyncCommand: CLICommand {
     }
     if from == "-" && StandardStreams.wasClosed(0) { throw InputError(name: from, reason: "it is closed") }
     let source = try context.dependencies.restaurantSource(from, isRemote ? key : nil)
-    // The whole snapshot first: a sync that cannot fetch one creates no environment.
+    // An existing environment is opened first, so that a broken one is reported before any
+    // fetching; a new one is created only once the whole snapshot is here, so that a sync that
+    // cannot fetch one creates nothing.
+    let exists =
+      (try? FileManager.default.attributesOfItem(atPath: context.databasePath + "/data.mdb")) != nil
+    let existing = exists ? try context.openStore(.create) : nil
     let rows: [RemoteRestaurant]
     if let paged = source as? any PagedRestaurantSource {
       let progress = ProgressReporter("sync", console: context.console)
@@ -67,7 +72,7 @@ struct RestaurantsSyncCommand: CLICommand {
     } else {
       rows = try await source.fetchAll()
     }
-    let store = try context.openStore(.create)
+    let store = try existing ?? context.openStore(.create)
     let snapshot = FetchedRestaurants(sourceDescription: source.sourceDescription, rows: rows)
     let repository = context.dependencies.restaurantRepository(store, snapshot)
     let summary = try await repository.refresh()
