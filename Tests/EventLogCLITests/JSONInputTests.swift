@@ -76,7 +76,8 @@ struct JSONInputTests {
     let prefix = Array(#"[{"id":"44444444-4444-4444-8444-444444444444","name":"Taco"#.utf8)
     let suffix = Array(#"","cuisine":"Mexican"}]"#.utf8)
     for (middle, reason) in [
-      ([UInt8(0xFF)], "invalid UTF-8 (byte 0xFF)"), ([0x00], "a NUL byte in a string"),
+      ([UInt8(0xFF)], "invalid UTF-8 (byte 0xFF begins no valid sequence)"),
+      ([0x00], "a NUL byte in a string"),
       (Array(#"\uDBFF"#.utf8), "a lone surrogate \\uDBFF"),
     ] {
       let file = cli.directory.appendingPathComponent("bytes.json")

@@ -65,7 +65,7 @@ struct StrictJSONTests {
   @Test("bytes that are not text: invalid UTF-8, a NUL, a byte order mark, a raw byte outside strings")
   func bytes() throws {
     let cases: [([UInt8], Int, String)] = [
-      (Array(#"{"name":"a"#.utf8) + [0xFF] + Array(#""}"#.utf8), 10, "invalid UTF-8 (byte 0xFF)"),
+      (Array(#"{"name":"a"#.utf8) + [0xFF] + Array(#""}"#.utf8), 10, "invalid UTF-8 (byte 0xFF"),
       (Array(#"[""#.utf8) + [0xC3] + Array(#""]"#.utf8), 2, "invalid UTF-8"),
       // An encoded surrogate, an overlong form.
       (Array(#"[""#.utf8) + [0xED, 0xA0, 0x80] + Array(#""]"#.utf8), 2, "invalid UTF-8"),

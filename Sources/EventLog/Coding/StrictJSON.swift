@@ -328,25 +328,8 @@ private struct Validator {
 
   /// The length of the well-formed UTF-8 sequence at `index` (Unicode table 3-7).
   func utf8Sequence() throws(StrictJSON.SyntaxError) -> Int {
-    let lead = bytes[index]
-    let length: Int
-    var low: UInt8 = 0x80
-    var high: UInt8 = 0xBF
-    switch lead {
-    case 0xC2...0xDF: length = 2
-    case 0xE0: (length, low) = (3, 0xA0)
-    case 0xE1...0xEC, 0xEE...0xEF: length = 3
-    case 0xED: (length, high) = (3, 0x9F)
-    case 0xF0: (length, low) = (4, 0x90)
-    case 0xF1...0xF3: length = 4
-    case 0xF4: (length, high) = (4, 0x8F)
-    default: throw failure(at: index, "invalid UTF-8 (byte 0x\(Self.hex(lead)))")
-    }
-    guard bytes.count - index >= length, (low...high).contains(bytes[index + 1]) else {
-      throw failure(at: index, "invalid UTF-8 (byte 0x\(Self.hex(lead)) begins no valid sequence)")
-    }
-    for next in index + 2..<index + length where bytes[next] & 0xC0 != 0x80 {
-      throw failure(at: index, "invalid UTF-8 (byte 0x\(Self.hex(lead)) begins no valid sequence)")
+    guard let length = UTF8Validation.sequenceLength(UnsafeRawBufferPointer(bytes), at: index) else {
+      throw failure(at: index, "invalid UTF-8 (byte 0x\(Self.hex(bytes[index])) begins no valid sequence)")
     }
     return length
   }
