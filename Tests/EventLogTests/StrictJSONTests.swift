@@ -82,6 +82,35 @@ struct StrictJSONTests {
     }
   }
 
+  @Test("long strings, read eight bytes at a time: a special byte is found at every position")
+  func longStrings() throws {
+    for length in [7, 8, 9, 15, 16, 17, 31, 40] {
+      for position in 0..<length {
+        var bytes = Array(repeating: UInt8(ascii: "a"), count: length)
+        let valid = ["\\\"", "\\\\", "é", "\u{7F}", " ", "~"]
+        for replacement in valid {
+          var text = bytes
+          text.replaceSubrange(position...position, with: Array(replacement.utf8))
+          try StrictJSON.validate(Data(Array("[\"".utf8) + text + Array("\"]".utf8)))
+        }
+        for bad: UInt8 in [0x00, 0x01, 0x1F, 0x80, 0xFF] {
+          bytes[position] = bad
+          let error = try #require(throws: StrictJSON.SyntaxError.self) {
+            try StrictJSON.validate(Data(Array("[\"".utf8) + bytes + Array("\"]".utf8)))
+          }
+          #expect(error.offset == 2 + position, "length \(length), byte \(bad) at \(position): \(error)")
+          bytes[position] = UInt8(ascii: "a")
+        }
+        // A quote ends the string early: what follows is not JSON.
+        bytes[position] = UInt8(ascii: "\"")
+        let text = Array("[\"".utf8) + bytes + Array("\"]".utf8)
+        #expect(throws: StrictJSON.SyntaxError.self, "length \(length), quote at \(position)") {
+          try StrictJSON.validate(Data(text))
+        }
+      }
+    }
+  }
+
   @Test("the line and column of the error, counting from 1")
   func position() throws {
     let text = "[\n  {\"a\": 1},\n  {\"b\": 2,}\n]"

@@ -212,7 +212,7 @@ private struct Validator {
       }
       return
     }
-    for other in keys[frame.firstKey...] where bytes(of: other).elementsEqual(bytes(of: key)) {
+    for other in keys[frame.firstKey...] where same(other, key) {
       throw duplicate(key, at: position)
     }
     keys.append(key)
@@ -225,6 +225,22 @@ private struct Validator {
 
   func bytes(of key: Key) -> [UInt8] {
     key.unescaped ?? Array(bytes[key.start..<key.end])
+  }
+
+  /// Whether two keys are the same once unescaped; without allocating when neither has escapes
+  /// (every key in practice).
+  func same(_ a: Key, _ b: Key) -> Bool {
+    switch (a.unescaped, b.unescaped) {
+    case (nil, nil):
+      return a.end - a.start == b.end - b.start
+        && bytes[a.start..<a.end].elementsEqual(bytes[b.start..<b.end])
+    case (let x?, let y?):
+      return x == y
+    case (let x?, nil):
+      return x.elementsEqual(bytes[b.start..<b.end])
+    case (nil, let y?):
+      return y.elementsEqual(bytes[a.start..<a.end])
+    }
   }
 
   func duplicate(_ key: Key, at position: Int) -> StrictJSON.SyntaxError {
@@ -241,6 +257,16 @@ private struct Validator {
     let start = index
     var unescaped: [UInt8]?
     while true {
+      // The common case first: a run of printable ASCII other than the quote and the backslash,
+      // eight bytes at a time, then byte by byte.
+      let run = index
+      index = Self.plainRun(in: bytes, from: index)
+      while index < bytes.count {
+        let byte = bytes[index]
+        guard byte >= 0x20, byte < 0x80, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") else { break }
+        index += 1
+      }
+      if unescaped != nil, index > run { unescaped?.append(contentsOf: bytes[run..<index]) }
       guard index < bytes.count else { throw failure(at: quote, "a string that is not closed") }
       let byte = bytes[index]
       switch byte {
@@ -265,6 +291,28 @@ private struct Validator {
         index += length
       }
     }
+  }
+
+  /// The end of the run of eight-byte words from `start` that hold only printable ASCII other
+  /// than `"` and `\` (SWAR: a byte below 0x20, equal to 0x22 or 0x5C, or from 0x80 is found in
+  /// a word at once).
+  @inline(__always)
+  static func plainRun(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    var index = start
+    let raw = UnsafeRawBufferPointer(bytes)
+    while raw.count &- index >= 8 {
+      let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+      let quote = word ^ (ones &* 0x22)
+      let backslash = word ^ (ones &* 0x5C)
+      let special =
+        (word &- ones &* 0x20) | (quote &- ones) & ~quote | (backslash &- ones) & ~backslash
+      // Any high bit: a byte from 0x80 (the word itself), below 0x20, a quote or a backslash.
+      guard (word | special) & highs == 0 else { break }
+      index &+= 8
+    }
+    return index
   }
 
   /// Reads an escape at its backslash.
