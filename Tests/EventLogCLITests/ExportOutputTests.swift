@@ -28,7 +28,9 @@ struct ExportOutputTests {
     #expect(remaining == ["data.mdb", "lock.mdb"])
   }
 
-  @Test("--output at a symbolic link, /dev/stdout, a FIFO or a directory is refused and left as it was")
+  @Test(
+    "--output at a symbolic link (as /dev/stdout is), a FIFO, a directory or a device is refused and left as it was"
+  )
   func notRegularFiles() throws {
     let cli = EventLogBinary()
     defer { cli.remove() }
@@ -40,9 +42,15 @@ struct ExportOutputTests {
     try #require(mkfifo(fifo, 0o600) == 0)
     let folder = cli.directory.appendingPathComponent("folder").path
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+    // A link as /dev/stdout is, and a device as /dev/null is, both private to the test: a build
+    // that renamed over them must not break the machine's own.
+    let stdoutLink = cli.directory.appendingPathComponent("stdout").path
+    try FileManager.default.createSymbolicLink(atPath: stdoutLink, withDestinationPath: "/proc/self/fd/1")
+    let device = cli.directory.appendingPathComponent("null").path
+    try #require(try runChild("/bin/mknod", [device, "c", "1", "3"]).status == 0, "mknod needs root")
     for (target, kind) in [
-      (link, "a symbolic link"), ("/dev/stdout", "a symbolic link"), (fifo, "not a regular file"),
-      (folder, "a directory"),
+      (link, "a symbolic link"), (stdoutLink, "a symbolic link"), (fifo, "not a regular file"),
+      (folder, "a directory"), (device, "a device"),
     ] {
       let run = try cli("export", "--output", target)
       #expect(run.status == 1, "\(target): \(run)")

@@ -41,12 +41,15 @@ final class OutputFile {
     let url = URL(fileURLWithPath: path)
     let directory = url.deletingLastPathComponent().path
     temporary = directory + "/." + url.lastPathComponent + ".partial-" + UUID().uuidString
+    // Registered before it exists, so that no interrupt finds the file without its clean-up.
+    InterruptCleanup.shared.register(temporary)
     let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
     guard descriptor >= 0 else {
-      throw CommandFailure("cannot create '\(path)': \(SystemErrorText.reason(posixCode: Int(errno)))")
+      let reason = SystemErrorText.reason(posixCode: Int(errno))
+      InterruptCleanup.shared.finish(temporary) {}
+      throw CommandFailure("cannot create '\(path)': \(reason)")
     }
     handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
-    InterruptCleanup.shared.register(temporary)
   }
 
   /// Refuses a name that is not absent or a regular file, or that is a file of `environment`.
@@ -151,20 +154,25 @@ final class InterruptCleanup: Sendable {
   private static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
   private let queue = DispatchQueue(label: "EventLogCLI.interrupt")
 
-  /// Removes `path` if the process is interrupted before ``finish(_:_:)``.
+  /// Removes `path` if the process is interrupted before ``finish(_:_:)``. The first call
+  /// returns once the signal sources are registered, so that an interrupt from then on is seen.
   func register(_ path: String) {
     state.withLock { state in
       state.paths.insert(path)
       guard state.sources.isEmpty else { return }
+      let registered = DispatchSemaphore(value: 0)
       for number in Self.signals {
-        // A dispatch source sees the signal only once its default action (ending the process
-        // at once) is off.
+        // The signal's default action (ending the process at once) must be off for the source
+        // to see it.
         signal(number, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
         source.setEventHandler { [self] in interrupted(by: number) }
+        source.setRegistrationHandler { registered.signal() }
         source.resume()
         state.sources.append(source)
       }
+      // Bounded: a source that does not register within a second only narrows the window.
+      for _ in Self.signals { _ = registered.wait(timeout: .now() + .seconds(1)) }
     }
   }
 
