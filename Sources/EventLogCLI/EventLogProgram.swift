@@ -91,11 +91,22 @@ public enum EventLogProgram {
     ])
 
   /// Runs the program and returns its exit status.
+  ///
+  /// A command that succeeded but whose standard output could not be written fails (exit 1, see
+  /// ``Console/finish(_:)``).
   public static func main(
     arguments: [String], environment: [String: String], dependencies: Dependencies,
     console: Console = Console()
   ) async -> Int32 {
-    defer { console.flush() }
+    let status = await dispatch(
+      arguments: arguments, environment: environment, dependencies: dependencies, console: console)
+    return console.finish(status)
+  }
+
+  /// Parses the global options, runs the command and maps its outcome to an exit status.
+  private static func dispatch(
+    arguments: [String], environment: [String: String], dependencies: Dependencies, console: Console
+  ) async -> Int32 {
     var arguments = arguments
     var databasePath = environment["EVENTLOG_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "./eventlog.db"
     do {
@@ -156,13 +167,15 @@ public enum EventLogProgram {
       return try await run(command, prefix: "eventlog", Array(arguments.dropFirst()), context)
     } catch let error as UsageError {
       console.flush()
-      console.error("Error: \(error.message)")
+      console.error("Error: \(TerminalText.escaped(error.message))")
       if !error.usage.isEmpty { console.error("Usage: \(error.usage)") }
       console.error("  See 'eventlog --help' or 'eventlog COMMAND --help'.")
       return 64
+    } catch is StandardOutputError {
+      return 1  // reported by Console.finish
     } catch {
       console.flush()
-      console.error("Error: \(describe(error))")
+      console.error("Error: \(TerminalText.escaped(describe(error)))")
       return 1
     }
   }
@@ -177,7 +190,12 @@ public enum EventLogProgram {
       return 0
     }
     let instance = try command.init(parsed, usage: usage)
-    try await instance.run(context)
+    do {
+      try await instance.run(context)
+    } catch {
+      context.removeEnvironmentIfCreated()
+      throw error
+    }
     return 0
   }
 

@@ -1,4 +1,5 @@
 import CLMDB
+import Dispatch
 
 extension Environment {
   /// What one attempt at a transaction came to.
@@ -13,7 +14,19 @@ extension Environment {
   private func begin(readOnly: Bool) throws(LMDBError) -> OpaquePointer {
     var txn: OpaquePointer?
     let flags = readOnly ? UInt32(MDB_RDONLY) : 0
-    try check(mdb_txn_begin(handle, nil, flags, &txn), "mdb_txn_begin", context: path)
+    // A write transaction waits in mdb_txn_begin for LMDB's writer lock, for as long as another
+    // process holds it; say so when asked to, rather than hang silently.
+    var notice: DispatchWorkItem?
+    if !readOnly, let onWait = options.onWriteLockWait {
+      let item = DispatchWorkItem { onWait() }
+      let delay = options.writeLockNoticeDelay.components
+      let nanoseconds = Int(delay.seconds) * 1_000_000_000 + Int(delay.attoseconds / 1_000_000_000)
+      DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds), execute: item)
+      notice = item
+    }
+    let rc = mdb_txn_begin(handle, nil, flags, &txn)
+    notice?.cancel()
+    try check(rc, "mdb_txn_begin", context: path)
     guard let txn else { throw LMDBError(code: .invalid, operation: "mdb_txn_begin", context: path) }
     return txn
   }
@@ -85,6 +98,10 @@ extension Environment {
           txn.isLive = false
           let rc = mdb_txn_commit(raw)  // frees the transaction, whether it succeeds or not
           if rc == MDB_MAP_FULL { return .growMap }
+          if Self.isWriteFailure(rc) {
+            txn.hitWriteFailure = true
+            throw writeFailure(rc, operation: "mdb_txn_commit", context: path)
+          }
           try check(rc, "mdb_txn_commit", context: path)
           return .done(value)
         } catch {
@@ -93,6 +110,7 @@ extension Environment {
             mdb_txn_abort(raw)
           }
           if txn.hitMapFull { return .growMap }
+          if txn.hitWriteFailure { trimAfterFailedWrite() }
           throw error
         }
       }

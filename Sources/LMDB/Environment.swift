@@ -13,8 +13,10 @@ import Synchronization
 /// any thread may run them. Write transactions are scoped to a synchronous closure (see
 /// ``write(_:)``), so they begin and end on one thread and can never span an `await`.
 ///
-/// The directory is created with mode 0700 and the files with 0600, whatever the umask. Stale
-/// reader slots left by dead processes are cleared on open (`mdb_reader_check`).
+/// The directory is created with mode 0700 and the files with 0600, whatever the umask. An
+/// existing directory that group or others can write to, and a `data.mdb` or `lock.mdb` that is
+/// a symbolic link, not a regular file or hard-linked elsewhere, are refused before LMDB opens
+/// them. Stale reader slots left by dead processes are cleared on open (`mdb_reader_check`).
 public final class Environment: @unchecked Sendable {
   // @unchecked Sendable: LMDB environments are thread-safe with MDB_NOTLS; the mutable Swift state
   // (database cache, map size, the data file's known end) is behind Mutexes, an Atomic and
@@ -64,6 +66,12 @@ public final class Environment: @unchecked Sendable {
     /// reads no page past its last used one. Best effort: an extension that fails (a full disk)
     /// is left, and LMDB's own write reports the error.
     public var preallocation: Int = 0
+    /// Called (once per wait, on another thread) when a write transaction has waited
+    /// ``writeLockNoticeDelay`` for LMDB's writer lock, which another process holds: a long
+    /// commit, or a process stopped or hung while writing. The transaction keeps waiting.
+    public var onWriteLockWait: (@Sendable () -> Void)?
+    /// How long a write transaction waits for the writer lock before ``onWriteLockWait`` is called.
+    public var writeLockNoticeDelay: Duration = .seconds(1)
 
     /// Creates options with the defaults above.
     public init() {}
@@ -84,7 +92,9 @@ public final class Environment: @unchecked Sendable {
   ///   - path: the environment directory; created with mode 0700 unless ``Options/readOnly``.
   ///   - options: map size, limits and durability.
   /// - Throws: ``LMDBError`` naming the path: `noSuchFile` for a missing read-only environment,
-  ///   `invalid` or `versionMismatch` for a file that is not an LMDB environment.
+  ///   `invalid` or `versionMismatch` for a file that is not an LMDB environment;
+  ///   `unsafePermissions`, `symbolicLink`, `tooManyLinks` or `wrongFileType` for a directory or
+  ///   file refused by the checks above.
   public init(path: String, options: Options = Options()) throws(LMDBError) {
     self.path = path
     self.options = options
@@ -96,6 +106,8 @@ public final class Environment: @unchecked Sendable {
         throw LMDBError(code: .init(rawValue: errno), operation: "mkdir", context: path)
       }
     }
+    try Self.checkFiles(at: path)
+    try Self.checkSpaceForLockFile(at: path)
     var env: OpaquePointer?
     try check(mdb_env_create(&env), "mdb_env_create", context: path)
     guard let env else { throw LMDBError(code: .invalid, operation: "mdb_env_create", context: path) }
@@ -108,6 +120,7 @@ public final class Environment: @unchecked Sendable {
       if options.durability == .noSync { flags |= UInt32(MDB_NOSYNC) }
       if options.readOnly { flags |= UInt32(MDB_RDONLY) }
       try check(mdb_env_open(env, path, flags, 0o600), "mdb_env_open", context: path)
+      try Self.checkOpenDataFile(env, path: path)
       try Self.checkFileLength(env, path: path)
     } catch {
       mdb_env_close(env)
@@ -245,6 +258,12 @@ public final class Environment: @unchecked Sendable {
       }
     }
     fileEnd.store(end, ordering: .relaxed)
+  }
+
+  /// Lowers what ``preallocate()`` knows of the data file's end to at most `end` (after the
+  /// file was truncated).
+  func forgetFileEnd(below end: Int) {
+    if fileEnd.load(ordering: .relaxed) > end { fileEnd.store(end, ordering: .relaxed) }
   }
 
   /// What ``preallocate()`` writes, a block at a time.

@@ -1,5 +1,11 @@
 import CLMDB
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// An error reported by LMDB, with the operation that failed and what it was working on.
 ///
 /// Every call into the C API goes through ``check(_:_:context:)``, so every failure carries
@@ -48,6 +54,16 @@ public struct LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
     public static let noSuchFile = Code(rawValue: 2)
     /// Permission denied (`EACCES`).
     public static let permissionDenied = Code(rawValue: 13)
+    /// No space left on device (`ENOSPC`): the disk holding the environment is full.
+    public static let noSpace = Code(rawValue: ENOSPC)
+    /// A path is a symbolic link where a regular file must be (`ELOOP`).
+    public static let symbolicLink = Code(rawValue: ELOOP)
+    /// A file has more than one hard link (`EMLINK`).
+    public static let tooManyLinks = Code(rawValue: EMLINK)
+    /// A path is not of the kind required: not a directory, not a regular file (`EINVAL`).
+    public static let wrongFileType = Code(rawValue: EINVAL)
+    /// A directory that group or others can write to (`EPERM`).
+    public static let unsafePermissions = Code(rawValue: EPERM)
 
     /// LMDB's own description of the code (`mdb_strerror`).
     public var description: String { String(cString: mdb_strerror(rawValue)) }
@@ -61,19 +77,28 @@ public struct LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
   public let message: String
   /// What the operation was working on: a path, a database name, a key; empty when unknown.
   public let context: String
+  /// What went wrong in the user's terms, when the wrapper knows more than LMDB's code says (a
+  /// refused file, a full disk), naming the path; empty otherwise. It is then the description.
+  public let explanation: String
 
   /// Creates an error for a failed operation.
-  public init(code: Code, operation: String, context: String = "") {
+  /// - Parameter explanation: a sentence naming the cause and the path, shown instead of the
+  ///   C-level description; empty to show that.
+  public init(code: Code, operation: String, context: String = "", explanation: String = "") {
     self.code = code
     self.operation = operation
     self.message = code.description
     self.context = context
+    self.explanation = explanation
   }
 
-  public var description: String {
+  /// The C-level description: `LMDB mdb_put failed: … (code 5) [event_ids]`.
+  public var technicalDescription: String {
     let base = "LMDB \(operation) failed: \(message) (code \(code.rawValue))"
     return context.isEmpty ? base : "\(base) [\(context)]"
   }
+
+  public var description: String { explanation.isEmpty ? technicalDescription : explanation }
 }
 
 /// Throws an ``LMDBError`` unless `result` is `MDB_SUCCESS`.

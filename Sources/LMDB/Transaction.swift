@@ -97,6 +97,9 @@ public final class WriteTransaction: Transaction {
   /// Set when an operation hit `MDB_MAP_FULL`, so that ``Environment/write(_:)`` grows the map
   /// and retries even when the caller wrapped the error in one of its own.
   var hitMapFull = false
+  /// Set when a write to the data file failed (a full disk): ``Environment/write(_:)`` then
+  /// gives back what the transaction wrote past the committed pages.
+  var hitWriteFailure = false
 
   /// How a value is stored.
   public struct PutFlags: OptionSet, Sendable {
@@ -117,6 +120,10 @@ public final class WriteTransaction: Transaction {
   ) throws(LMDBError) {
     if _slowPath(rc != 0) {
       if rc == MDB_MAP_FULL { hitMapFull = true }
+      if Environment.isWriteFailure(rc) {
+        hitWriteFailure = true
+        throw environment.writeFailure(rc, operation: "\(operation)", context: database.description)
+      }
       throw LMDBError(code: .init(rawValue: rc), operation: "\(operation)", context: database.description)
     }
   }

@@ -5,6 +5,9 @@ import Foundation
 import ReplicationPostgres
 import RestaurantBooking
 
+// First, before the runtime opens anything: closed standard streams must fail as closed.
+StandardStreams.reserveClosedDescriptors()
+
 let dependencies = Dependencies(
   openStore: { path, options in
     try EventStore(
@@ -23,7 +26,7 @@ let dependencies = Dependencies(
     return (transport.server, from, to)
   },
   restaurantSource: { from, apiKey in
-    if from.hasPrefix("http://") || from.hasPrefix("https://") {
+    if SupabaseRestaurantSource.isURL(from) {
       guard let url = URL(string: from) else {
         throw CommandFailure("'--from': '\(from)' is not a valid URL")
       }

@@ -41,6 +41,19 @@ struct ProgressTests {
     #expect(text.filter { $0 == "\r" }.count == 1)
   }
 
+  @Test("paging with no known total: the count, the rate and a detail on one overwritable line")
+  func unknownTotal() {
+    let recorder = Recorder(terminal: true)
+    let progress = ProgressReporter("sync", console: recorder.console, delay: .zero, interval: .seconds(3600))
+    progress.update(completed: 3_000, unit: "rows", detail: "3 pages")
+    progress.update(completed: 4_000, unit: "rows", detail: "4 pages")  // within the interval: not shown
+    progress.finish()
+    let text = recorder.text
+    #expect(text.hasPrefix("\rsync: 3000 rows, "), "\(text.debugDescription)")
+    #expect(text.hasSuffix(" rows/s (3 pages)\u{1B}[K\n"), "\(text.debugDescription)")
+    #expect(!text.contains("4000"))
+  }
+
   @Test("lines are spaced by the interval")
   func interval() async throws {
     let recorder = Recorder(terminal: true)

@@ -145,6 +145,12 @@ final class Child {
     return nil
   }
 
+  /// Sends `signal` (SIGSTOP, SIGCONT, …); whether it was sent.
+  @discardableResult
+  func send(_ signal: Int32) -> Bool {
+    process.isRunning && sendSignal(process.processIdentifier, signal) == 0
+  }
+
   /// SIGKILL: no handler, no clean-up, like a crash or the OOM killer.
   func kill() {
     if process.isRunning { _ = sendSignal(process.processIdentifier, SIGKILL) }

@@ -39,36 +39,43 @@ enum UTF8Validation {
         index &+= 8
         continue
       }
-      let lead = bytes[index]
-      if lead < 0x80 {
+      if bytes[index] < 0x80 {
         index &+= 1
         continue
       }
-      // The length of the sequence and the range of its second byte (table 3-7); the third and
-      // fourth bytes are always 80...BF.
-      let length: Int
-      var low: UInt8 = 0x80
-      var high: UInt8 = 0xBF
-      switch lead {
-      case 0xC2...0xDF: length = 2
-      case 0xE0: (length, low) = (3, 0xA0)
-      case 0xE1...0xEC, 0xEE...0xEF: length = 3
-      case 0xED: (length, high) = (3, 0x9F)
-      case 0xF0: (length, low) = (4, 0x90)
-      case 0xF1...0xF3: length = 4
-      case 0xF4: (length, high) = (4, 0x8F)
-      default: return false
-      }
-      guard count &- index >= length else { return false }
-      let second = bytes[index &+ 1]
-      guard second >= low, second <= high else { return false }
-      var next = index &+ 2
-      while next < index &+ length {
-        guard bytes[next] & 0xC0 == 0x80 else { return false }
-        next &+= 1
-      }
-      index = next
+      guard let length = sequenceLength(bytes, at: index) else { return false }
+      index &+= length
     }
     return true
+  }
+
+  /// The length of the well-formed multi-byte sequence that begins at `index` (Unicode 15,
+  /// table 3-7), or `nil` when none does. `bytes[index]` must be 0x80 or more.
+  @inline(__always)
+  static func sequenceLength(_ bytes: UnsafeRawBufferPointer, at index: Int) -> Int? {
+    // The length of the sequence and the range of its second byte; the third and fourth bytes
+    // are always 80...BF.
+    let length: Int
+    var low: UInt8 = 0x80
+    var high: UInt8 = 0xBF
+    switch bytes[index] {
+    case 0xC2...0xDF: length = 2
+    case 0xE0: (length, low) = (3, 0xA0)
+    case 0xE1...0xEC, 0xEE...0xEF: length = 3
+    case 0xED: (length, high) = (3, 0x9F)
+    case 0xF0: (length, low) = (4, 0x90)
+    case 0xF1...0xF3: length = 4
+    case 0xF4: (length, high) = (4, 0x8F)
+    default: return nil
+    }
+    guard bytes.count &- index >= length else { return nil }
+    let second = bytes[index &+ 1]
+    guard second >= low, second <= high else { return nil }
+    var next = index &+ 2
+    while next < index &+ length {
+      guard bytes[next] & 0xC0 == 0x80 else { return nil }
+      next &+= 1
+    }
+    return length
   }
 }

@@ -18,8 +18,8 @@ public struct StreamID: Hashable, Sendable, Comparable, CustomStringConvertible,
 
   public static func < (lhs: StreamID, rhs: StreamID) -> Bool { lhs.rawValue < rhs.rawValue }
 
-  /// Why the ID cannot be stored, or `nil` when it can.
-  var invalidReason: String? {
+  /// Why the ID cannot be stored (empty, too long, a NUL), or `nil` when it can.
+  public var invalidReason: String? {
     let count = rawValue.utf8.count
     if count == 0 { return "a stream ID must not be empty" }
     if count > Self.maximumLength {

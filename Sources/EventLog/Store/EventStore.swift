@@ -40,6 +40,13 @@ public final class EventStore: Sendable {
     /// folded), so this bounds its memory beyond the projections' own state.
     public var replayChunkSize = 2_048
 
+    /// Called (once per wait, on another thread) when an append, or the catch-up on open, has
+    /// waited ``writeLockNoticeDelay`` for the write lock that another process holds; the
+    /// append keeps waiting. `nil` (the default): wait silently.
+    public var onWriteLockWait: (@Sendable () -> Void)?
+    /// How long a write waits for the lock before ``onWriteLockWait`` is called.
+    public var writeLockNoticeDelay: Duration = .seconds(1)
+
     /// Creates the default options.
     public init() {}
   }
@@ -100,6 +107,8 @@ public final class EventStore: Sendable {
     environmentOptions.durability = options.durability
     environmentOptions.readOnly = options.readOnly
     environmentOptions.preallocation = options.preallocation
+    environmentOptions.onWriteLockWait = options.onWriteLockWait
+    environmentOptions.writeLockNoticeDelay = options.writeLockNoticeDelay
     let environment = try storage { try Environment(path: path, options: environmentOptions) }
     self.environment = environment
     let schema = try storage { try Schema(environment: environment) }

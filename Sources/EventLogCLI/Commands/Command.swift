@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import Synchronization
 
 /// A command of the `eventlog` tool, in the shape of swift-argument-parser: a spec, a
 /// validating initializer and `run`.
@@ -36,6 +37,8 @@ struct CommandContext: Sendable {
   var environment: [String: String]
   /// The concrete repositories and sources.
   var dependencies: Dependencies
+  /// The environment this command created, if it did, so that a failure can remove it.
+  let created = CreatedEnvironment()
 
   /// How a command uses the event store.
   enum Access {
@@ -52,6 +55,19 @@ struct CommandContext: Sendable {
   ///   `.create`) or cannot be opened.
   func openStore(_ access: Access) throws -> EventStore {
     var options = EventStore.Options()
+    // New when nothing is at its data file's name yet (lstat: a dangling link is something); the
+    // directory may exist or not. Only what this command creates is removed on a failure.
+    func absent(_ path: String) -> Bool { (try? FileManager.default.attributesOfItem(atPath: path)) == nil }
+    let isNew = access == .create && absent(databasePath + "/data.mdb")
+    let directoryIsNew = absent(databasePath)
+    let lockIsNew = absent(databasePath + "/lock.mdb")
+    let console = console
+    let shownPath = TerminalText.escaped(databasePath)
+    options.onWriteLockWait = {
+      console.error(
+        "waiting for the write lock of '\(shownPath)': another process holds it (perhaps a stopped one); still waiting…"
+      )
+    }
     if access != .create {
       var isDirectory: ObjCBool = false
       guard FileManager.default.fileExists(atPath: databasePath, isDirectory: &isDirectory),
@@ -63,12 +79,61 @@ struct CommandContext: Sendable {
       options.readOnly = access == .read
     }
     do {
-      return try dependencies.openStore(databasePath, options)
+      let store: EventStore
+      do {
+        store = try dependencies.openStore(databasePath, options)
+      } catch {
+        // A new environment that could not be set up (a full disk): leave nothing behind.
+        if isNew { removeFiles(lock: lockIsNew, directory: directoryIsNew) }
+        throw error
+      }
+      if isNew { created.record(store, lock: lockIsNew, directory: directoryIsNew) }
+      return store
     } catch let error as EventStoreError {
       if case .storage(let storage) = error, storage.code == .notFound {
         throw CommandFailure("'\(databasePath)' is not an event log (\(storage))")
       }
       throw CommandFailure("cannot open the event log at '\(databasePath)': \(error)")
+    }
+  }
+}
+
+extension CommandContext {
+  /// Removes the environment this command created, when the command failed and the
+  /// environment holds no event: a failed sync or import into a new path leaves nothing behind
+  /// (an LMDB environment is created before anything can be appended to it).
+  func removeEnvironmentIfCreated() {
+    guard let created = created.take() else { return }
+    guard (try? created.store.head()) == 0 else { return }  // another process appended meanwhile: keep it
+    removeFiles(lock: created.lock, directory: created.directory)
+  }
+
+  /// Removes the data file, and the lock file and the (then empty) directory when this
+  /// command created them.
+  private func removeFiles(lock: Bool, directory: Bool) {
+    try? FileManager.default.removeItem(atPath: databasePath + "/data.mdb")
+    if lock { try? FileManager.default.removeItem(atPath: databasePath + "/lock.mdb") }
+    if directory, (try? FileManager.default.contentsOfDirectory(atPath: databasePath))?.isEmpty == true {
+      try? FileManager.default.removeItem(atPath: databasePath)
+    }
+  }
+}
+
+/// The environment a command created, with its store.
+final class CreatedEnvironment: Sendable {
+  private let state = Mutex<(store: EventStore, lock: Bool, directory: Bool)?>(nil)
+
+  /// Notes that `store` was opened on an environment this command created: its data file, and
+  /// its lock file and directory when `lock` and `directory`.
+  func record(_ store: EventStore, lock: Bool, directory: Bool) {
+    state.withLock { $0 = (store, lock, directory) }
+  }
+
+  /// What was recorded, once.
+  func take() -> (store: EventStore, lock: Bool, directory: Bool)? {
+    state.withLock { state in
+      defer { state = nil }
+      return state
     }
   }
 }

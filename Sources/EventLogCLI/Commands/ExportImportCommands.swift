@@ -5,14 +5,26 @@ import Foundation
 struct ExportCommand: CLICommand {
   static let spec = CommandSpec(
     name: "export", abstract: "Write the whole log as JSON Lines (the log --json format).",
-    options: [.option("output", "FILE", "Write to FILE instead of standard output.")],
-    discussion: "`import` of the output into an empty environment, then `export`, gives the same bytes.")
+    options: [
+      .option(
+        "output", "FILE",
+        "Write to FILE (absent or a regular file; not the environment's own) instead of standard output; - is standard output."
+      )
+    ],
+    discussion: """
+      `import` of the output into an empty environment, then `export`, gives the same bytes. With --output, \
+      the file appears complete or not at all: it is written to a temporary file beside it (mode 0600), \
+      flushed and renamed, and removed on a failure or an interrupt.
+      """)
 
   var output: String?
 
   init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
     output = arguments.value("output")
-    if output == "" { throw UsageError("'--output' needs a file name", usage: usage) }
+    if output == "" {
+      throw UsageError("'--output' needs a file name (or - for standard output)", usage: usage)
+    }
+    if output == "-" { output = nil }
   }
 
   func run(_ context: CommandContext) async throws {
@@ -20,76 +32,30 @@ struct ExportCommand: CLICommand {
     let registry = context.dependencies.eventTypes
     let head = try store.head()
     let progress = ProgressReporter("export", console: context.console)
-    var sink: FileSink?
-    if let output {
-      sink = try FileSink(path: output)
-    }
+    let file = try output.map { try OutputFile(path: $0, environment: store.path) }
     var buffer = ""
     try store.forEachEvent { event in
       let line = try EventJSON.line(event, registry: registry)
-      if let sink {
+      if let file {
         buffer += line
         buffer += "\n"
         if buffer.utf8.count >= 1 << 16 {
-          try sink.write(buffer)
+          try file.write(buffer)
           buffer.removeAll(keepingCapacity: true)
         }
       } else {
         context.console.print(line)
+        try context.console.checkOutput()  // a full disk: stop, do not read the rest of the log
       }
       if event.sequence % 4_096 == 0 { progress.update(completed: event.sequence, total: head) }
       return true
     }
-    if let sink {
-      try sink.write(buffer)
-      try sink.close()
-      context.console.error("exported \(head) events to \(output ?? "")")
+    if let file {
+      try file.write(buffer)
+      try file.commit()
+      context.console.error("exported \(head) events to \(TerminalText.escaped(file.path))")
     }
     progress.finish()
-  }
-}
-
-/// A file written through a temporary name and renamed into place when complete, so a failed
-/// export leaves no partial file.
-final class FileSink {
-  let path: String
-  let temporary: String
-  let handle: FileHandle
-
-  init(path: String) throws {
-    self.path = path
-    temporary = path + ".partial-\(getpid())"
-    // 0600 like the environment itself, whatever the umask: an export holds every event.
-    guard
-      FileManager.default.createFile(atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600])
-    else {
-      throw CommandFailure("cannot create '\(path)'")
-    }
-    guard let handle = FileHandle(forWritingAtPath: temporary) else {
-      throw CommandFailure("cannot write '\(path)'")
-    }
-    self.handle = handle
-  }
-
-  func write(_ text: String) throws {
-    do {
-      try handle.write(contentsOf: Data(text.utf8))
-    } catch {
-      try? FileManager.default.removeItem(atPath: temporary)
-      throw CommandFailure("cannot write '\(path)': \(error.localizedDescription)")
-    }
-  }
-
-  func close() throws {
-    try handle.close()
-    if rename(temporary, path) != 0 {
-      try? FileManager.default.removeItem(atPath: temporary)
-      throw CommandFailure("cannot write '\(path)': rename failed (errno \(errno))")
-    }
-  }
-
-  deinit {
-    try? FileManager.default.removeItem(atPath: temporary)
   }
 }
 
@@ -97,7 +63,9 @@ final class FileSink {
 struct ImportCommand: CLICommand {
   static let spec = CommandSpec(
     name: "import", abstract: "Load JSON Lines written by export into an empty environment.",
-    arguments: [.init(name: "FILE", help: "The file to read, or - for standard input.")],
+    arguments: [
+      .init(name: "FILE", help: "The file (or FIFO, /dev/stdin) to read, or - for standard input.")
+    ],
     discussion: """
       The whole input is validated (JSON, fields, sequence 1, 2, 3…, stream versions, payloads) before \
       anything is appended; an invalid line fails the import naming the line, and nothing is appended.
@@ -117,16 +85,8 @@ struct ImportCommand: CLICommand {
   }
 
   func run(_ context: CommandContext) async throws {
-    let data: Data
-    if file == "-" {
-      data = context.console.readInput()
-    } else {
-      do {
-        data = try Data(contentsOf: URL(fileURLWithPath: file))
-      } catch {
-        throw CommandFailure("cannot read '\(file)': \(error.localizedDescription)")
-      }
-    }
+    // A file, a FIFO, a pipe, /dev/stdin or - (standard input).
+    let data = try InputReader.read(file)
     // Not String(decoding:), which would replace invalid bytes and import altered text.
     guard let text = String(validating: data, as: UTF8.self) else { throw Self.invalidUTF8(in: data) }
     // Split on the byte: splitting the String splits on Characters, which is several times
@@ -143,7 +103,8 @@ struct ImportCommand: CLICommand {
     for (index, line) in lines.enumerated() {
       if line.isEmpty && index == lines.count - 1 { break }
       let number = index + 1
-      let entry = try EventJSON.parse(line, number: number, registry: registry)
+      let offset = text.utf8.distance(from: text.utf8.startIndex, to: line.startIndex)
+      let entry = try EventJSON.parse(line, number: number, offset: offset, registry: registry)
       guard entry.sequence == count + 1 else {
         throw CommandFailure("line \(number): 'seq' is \(entry.sequence), expected \(count + 1)")
       }

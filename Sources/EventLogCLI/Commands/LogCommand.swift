@@ -27,6 +27,9 @@ struct LogCommand: CLICommand {
   init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
     json = arguments.flag("json")
     stream = arguments.value("stream").map { StreamID($0) }
+    if let reason = stream?.invalidReason {
+      throw UsageError("invalid value for '--stream': \(reason)", usage: usage)
+    }
     type = arguments.value("type")
     from = try arguments.sequence("from", usage: usage) ?? 1
     to = try arguments.sequence("to", usage: usage)
@@ -52,6 +55,7 @@ struct LogCommand: CLICommand {
       page.rows.removeAll()
     }
     let visit: (RecordedEvent) throws -> Bool = { event in
+      try console.checkOutput()  // standard output failed (a full disk): stop reading the log
       guard shown < limit else { return false }
       if let to, event.sequence > to { return false }
       guard event.sequence >= from, type.map({ $0 == event.type }) ?? true else { return true }

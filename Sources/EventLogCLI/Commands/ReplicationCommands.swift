@@ -70,23 +70,6 @@ extension CommandContext {
   static func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
   }
-
-  /// Runs `body` with the store `access` opens; when the environment did not exist before and
-  /// `body` fails, removes what the open created, so that a failed first pull leaves nothing.
-  func withStore<R>(_ access: Access, _ body: (EventStore) async throws -> R) async throws -> R {
-    let existed = FileManager.default.fileExists(atPath: databasePath)
-    var store: EventStore? = try openStore(access)
-    do {
-      guard let opened = store else { throw CommandFailure("cannot open '\(databasePath)'") }
-      return try await body(opened)
-    } catch {
-      if !existed {
-        store = nil
-        try? FileManager.default.removeItem(atPath: databasePath)
-      }
-      throw error
-    }
-  }
 }
 
 extension PushSummary {
@@ -275,17 +258,17 @@ struct PullCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let url = try RemoteURL.resolve(url, context, usage: Self.spec.usage(prefix: "eventlog"))
-    try await context.withStore(.create) { store in
-      let replicator = try context.replicator(store, url: url, retryFor: retryFor)
-      defer { replicator.transport.close() }
-      try await replicator.checkServer(onRetry: context.retryNotice)
-      let progress = ProgressReporter("pull", console: context.console)
-      let summary = try await replicator.pull(
-        progress: { progress.update(completed: UInt64($0.completed), total: UInt64($0.total)) },
-        onRetry: context.retryNotice)
-      progress.finish()
-      context.console.print(json ? summary.json.rendered() : summary.text)
-    }
+    // A new device's environment; removed again if the pull fails before storing anything.
+    let store = try context.openStore(.create)
+    let replicator = try context.replicator(store, url: url, retryFor: retryFor)
+    defer { replicator.transport.close() }
+    try await replicator.checkServer(onRetry: context.retryNotice)
+    let progress = ProgressReporter("pull", console: context.console)
+    let summary = try await replicator.pull(
+      progress: { progress.update(completed: UInt64($0.completed), total: UInt64($0.total)) },
+      onRetry: context.retryNotice)
+    progress.finish()
+    context.console.print(json ? summary.json.rendered() : summary.text)
   }
 }
 
@@ -322,7 +305,8 @@ struct ReplicateCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let url = try RemoteURL.resolve(url, context, usage: Self.spec.usage(prefix: "eventlog"))
-    try await context.withStore(.create) { store in
+    do {
+      let store = try context.openStore(.create)
       let replicator = try context.replicator(store, url: url, retryFor: watch ? nil : retryFor)
       defer { replicator.transport.close() }
       let stop = StopSignal(watching: watch)

@@ -10,15 +10,23 @@ struct RestaurantsSyncCommand: CLICommand {
       .option(
         "from", "URL|FILE|-", "The Supabase project URL, a file holding one response body, or - for stdin."),
       .option("api-key", "KEY", "The Supabase API key (default: $SUPABASE_ANON_KEY); never printed."),
+      .option(
+        "deadline", "SECONDS",
+        "Give up fetching from a URL after this long, all pages together (default: \(defaultDeadline))."),
       .flag("json", #"As {"added", "updated", "removed", "unchanged"}."#),
     ],
     discussion: """
       Only a complete snapshot is diffed: a failed page, a malformed row or a duplicate id fails the sync \
-      and nothing is appended. The same snapshot twice appends nothing.
+      and nothing is appended. The same snapshot twice appends nothing. From a URL, each page must arrive \
+      within 30 s and the whole list within --deadline; progress is shown on a terminal while paging.
       """)
+
+  /// The default of `--deadline`, in seconds.
+  static let defaultDeadline = 300
 
   var from: String
   var apiKey: String?
+  var deadline: Int
   var json: Bool
 
   init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
@@ -27,10 +35,12 @@ struct RestaurantsSyncCommand: CLICommand {
     }
     self.from = from
     apiKey = arguments.value("api-key")
+    deadline = try arguments.integer("deadline", in: 1...86_400, usage: usage) ?? Self.defaultDeadline
     json = arguments.flag("json")
   }
 
-  var isRemote: Bool { from.hasPrefix("http://") || from.hasPrefix("https://") }
+  /// Whether `--from` is an http(s) URL (in any case), which needs the API key.
+  var isRemote: Bool { SupabaseRestaurantSource.isHTTP(from) }
 
   func run(_ context: CommandContext) async throws {
     let key = apiKey ?? context.environment["SUPABASE_ANON_KEY"]
@@ -39,9 +49,32 @@ struct RestaurantsSyncCommand: CLICommand {
         "'--from \(from)' needs an API key: give '--api-key <KEY>' or set SUPABASE_ANON_KEY",
         usage: Self.spec.usage(prefix: "eventlog restaurants"))
     }
+    if from == "-" && StandardStreams.wasClosed(0) { throw InputError(name: from, reason: "it is closed") }
     let source = try context.dependencies.restaurantSource(from, isRemote ? key : nil)
-    let store = try context.openStore(.create)
-    let repository = context.dependencies.restaurantRepository(store, source)
+    // An existing environment is opened first, so that a broken one is reported before any
+    // fetching; a new one is created only once the whole snapshot is here, so that a sync that
+    // cannot fetch one creates nothing.
+    let exists =
+      (try? FileManager.default.attributesOfItem(atPath: context.databasePath + "/data.mdb")) != nil
+    let existing = exists ? try context.openStore(.create) : nil
+    let rows: [RemoteRestaurant]
+    if let paged = source as? any PagedRestaurantSource {
+      let progress = ProgressReporter("sync", console: context.console)
+      do {
+        rows = try await paged.fetchAll(deadline: .seconds(deadline)) { fetched in
+          progress.update(completed: UInt64(fetched.rows), unit: "rows", detail: "\(fetched.pages) pages")
+        }
+      } catch {
+        progress.finish()  // end the progress line before the error
+        throw error
+      }
+      progress.finish()
+    } else {
+      rows = try await source.fetchAll()
+    }
+    let store = try existing ?? context.openStore(.create)
+    let snapshot = FetchedRestaurants(sourceDescription: source.sourceDescription, rows: rows)
+    let repository = context.dependencies.restaurantRepository(store, snapshot)
     let summary = try await repository.refresh()
     if json {
       context.console.print(
@@ -79,6 +112,14 @@ struct RestaurantsListCommand: CLICommand {
       context.console.print(DomainTables.restaurants(restaurants), terminator: "")
     }
   }
+}
+
+/// A snapshot already fetched, diffed by the repository as its source's.
+struct FetchedRestaurants: RestaurantSource {
+  var sourceDescription: String
+  var rows: [RemoteRestaurant]
+
+  func fetchAll() async throws -> [RemoteRestaurant] { rows }
 }
 
 /// The source of a repository that only reads.

@@ -54,11 +54,20 @@ enum EventJSON {
 
   /// Parses one exported line back into the event to append and the sequence, stream and
   /// version it claims.
-  /// - Throws: ``CommandFailure`` naming the line number and the field.
+  /// - Parameter offset: the byte offset of the line in its file, for errors.
+  /// - Throws: ``CommandFailure`` naming the line number and the field; for text that is not
+  ///   JSON (RFC 8259, ``StrictJSON``), also the column and the byte offset in the file.
   static func parse(
-    _ line: Substring, number: Int, registry: EventTypeRegistry
+    _ line: Substring, number: Int, offset: Int = 0, registry: EventTypeRegistry
   ) throws -> (sequence: UInt64, stream: StreamID, version: UInt64, event: NewEvent) {
     func fail(_ message: String) -> CommandFailure { CommandFailure("line \(number): \(message)") }
+    do {
+      try StrictJSON.validate(line)
+    } catch {
+      throw CommandFailure(
+        "line \(number), column \(error.column) (byte offset \(offset + error.offset)): not valid JSON: \(error.reason)"
+      )
+    }
     let object: [String: Any]
     do {
       guard let parsed = try JSONValue.parseObject(line) else { throw fail("not a JSON object") }

@@ -40,17 +40,7 @@ public struct Table: Sendable {
   }
 
   /// Control characters (newlines, tabs, escapes) would break the alignment and could spoof the
-  /// terminal: show them escaped.
-  static func singleLine(_ text: String) -> String {
-    guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
-    var result = ""
-    for scalar in text.unicodeScalars {
-      if scalar.value < 0x20 || scalar.value == 0x7F {
-        result += scalar == "\n" ? "\\n" : scalar == "\t" ? "\\t" : "\\u{\(String(scalar.value, radix: 16))}"
-      } else {
-        result.unicodeScalars.append(scalar)
-      }
-    }
-    return result
-  }
+  /// terminal, and so could C1 controls, separators and bidirectional overrides: show them
+  /// escaped (``TerminalText/escaped(_:)``).
+  static func singleLine(_ text: String) -> String { TerminalText.escaped(text) }
 }

@@ -20,6 +20,7 @@ enum StressProgram {
       read-loop    Read the log continuously while another process writes; check it is gap-free.
       hold-reader  Open a read transaction, print `holding <head>`, and sleep in it forever.
       hold-open    Open the environment, print `open <head>`, and sleep outside any transaction forever.
+      hold-writer  Begin a write transaction, print `holding <head>`, and sleep in it forever.
 
     Every line of standard output is written with one write(2) as soon as it is known.
     Exit status: 0 success, 1 failure (`error: …` on standard error), 64 usage error.
@@ -42,6 +43,7 @@ enum StressProgram {
     case ReadLoopCommand.name: command = ReadLoopCommand.self
     case HoldReaderCommand.name: command = HoldReaderCommand.self
     case HoldOpenCommand.name: command = HoldOpenCommand.self
+    case HoldWriterCommand.name: command = HoldWriterCommand.self
     default:
       Output.error("unknown subcommand '\(name)'\n\n\(help)")
       return usageError

@@ -27,7 +27,14 @@ public struct FileRestaurantSource: RestaurantSource {
 
   private func read() throws(RestaurantSyncError) -> Data {
     let shown = path == "-" ? "standard input" : path
+    var isDirectory: ObjCBool = false
+    if path != "-", FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+      isDirectory.boolValue
+    {
+      throw .unreadableInput(path: shown, reason: "it is a directory")
+    }
     do {
+      // A regular file, a FIFO, a pipe or /dev/stdin: read to the end, whatever the file's size says.
       let handle =
         path == "-" ? FileHandle.standardInput : try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
       defer { if path != "-" { try? handle.close() } }
@@ -42,8 +49,22 @@ public struct FileRestaurantSource: RestaurantSource {
     } catch let error as RestaurantSyncError {
       throw error
     } catch {
-      let reason = (error as NSError).localizedDescription
-      throw .unreadableInput(path: shown, reason: reason)
+      throw .unreadableInput(path: shown, reason: Self.reason(of: error))
+    }
+  }
+
+  /// The system's reason inside a Foundation error (`Is a directory`), not `NSCocoaErrorDomain
+  /// error 256`.
+  private static func reason(of error: any Error) -> String {
+    var error = error as NSError
+    if error.domain != NSPOSIXErrorDomain, let underlying = error.userInfo[NSUnderlyingErrorKey] as? NSError {
+      error = underlying
+    }
+    guard error.domain == NSPOSIXErrorDomain else { return error.localizedDescription }
+    switch Int32(error.code) {
+    case EISDIR: return "it is a directory"
+    case ENOENT: return "no such file"
+    default: return error.localizedFailureReason ?? error.localizedDescription
     }
   }
 }

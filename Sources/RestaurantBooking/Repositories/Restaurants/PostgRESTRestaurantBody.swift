@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 /// Decodes one PostgREST response body of restaurant rows (`[{"id", "name", "cuisine"}]`, extra
@@ -17,6 +18,13 @@ enum PostgRESTRestaurantBody {
   static func decode(
     _ data: Data, offset: Int, seen: inout [UUID: Int]
   ) throws(RestaurantSyncError) -> [RemoteRestaurant] {
+    // RFC 8259 first: JSONDecoder lets through trailing commas, bad numbers and escapes in
+    // ignored keys, duplicate keys, and reports invalid UTF-8 as a mistyped field.
+    do {
+      try StrictJSON.validate(data)
+    } catch {
+      throw .malformedPage(offset: offset, reason: "not valid JSON: \(error)")
+    }
     let rows: [RowDTO]
     do {
       rows = try JSONDecoder().decode([RowDTO].self, from: data)

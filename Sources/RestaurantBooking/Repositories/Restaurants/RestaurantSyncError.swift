@@ -24,6 +24,8 @@ public enum RestaurantSyncError: Error, Equatable, Sendable, CustomStringConvert
   case tooManyRows(limit: Int)
   /// The server did not answer a page in time.
   case timeout(seconds: Double, offset: Int)
+  /// The whole catalog did not arrive within the overall deadline (`pages` and `rows` had).
+  case deadlineExceeded(seconds: Double, pages: Int, rows: Int)
   /// The connection failed.
   case transport(reason: String, offset: Int)
   /// The file (or standard input) could not be read.
@@ -52,6 +54,8 @@ public enum RestaurantSyncError: Error, Equatable, Sendable, CustomStringConvert
       "the catalog has more than \(limit) rows"
     case .timeout(let seconds, let offset):
       "the server did not answer the page at offset \(offset) within \(seconds) s"
+    case .deadlineExceeded(let seconds, let pages, let rows):
+      "the catalog did not arrive within the deadline of \(seconds) s (\(pages) pages, \(rows) rows so far)"
     case .transport(let reason, let offset):
       "fetching the page at offset \(offset) failed: \(reason)"
     case .unreadableInput(let path, let reason):

@@ -12,13 +12,15 @@ import HTTP
 /// - `http://` only for loopback hosts (127.0.0.0/8, `::1`, `localhost`); `https://` otherwise.
 /// - Redirects are followed only to the same host and only when the target passes the same rule,
 ///   so the key never leaves the host it was meant for.
-/// - Each page must arrive within `timeout`, and be at most `maximumResponseBytes`: a larger
+/// - The whole catalog must arrive within `deadline` (default 300 s), and each page within
+///   `timeout` (default 30 s), so an endless or slow server cannot keep a sync going forever.
+/// - Each page must be at most `maximumResponseBytes`: a larger
 ///   body is refused at its `Content-Length`, or at the first byte past the cap, so memory stays
 ///   bounded whatever the server sends.
 /// - The key is sent in headers only, never in a URL, an error, a description or an event; no
 ///   cache and no cookies are kept.
 /// - Loopback requests ignore the proxy environment variables.
-public struct SupabaseRestaurantSource: RestaurantSource, CustomStringConvertible, CustomReflectable {
+public struct SupabaseRestaurantSource: PagedRestaurantSource, CustomStringConvertible, CustomReflectable {
   /// The project's base URL, for example `https://xyz.supabase.co`.
   public let baseURL: URL
   private let apiKey: String
@@ -26,6 +28,8 @@ public struct SupabaseRestaurantSource: RestaurantSource, CustomStringConvertibl
   public let pageSize: Int
   /// The longest a page may take.
   public let timeout: Duration
+  /// The longest the whole fetch may take, all pages together.
+  public let deadline: Duration
   /// The largest page body accepted, in bytes.
   public let maximumResponseBytes: Int
   /// The most rows a snapshot may have.
@@ -37,17 +41,19 @@ public struct SupabaseRestaurantSource: RestaurantSource, CustomStringConvertibl
   ///   - apiKey: the anon key; sent in headers, never shown.
   ///   - pageSize: rows per request, at least 1.
   ///   - timeout: the longest a page may take.
+  ///   - deadline: the longest the whole fetch may take.
   ///   - maximumResponseBytes: the largest page body accepted.
   ///   - maximumRows: the most rows a snapshot may have.
   public init(
     baseURL: URL, apiKey: String, pageSize: Int = 1000, timeout: Duration = .seconds(30),
-    maximumResponseBytes: Int = 32 << 20, maximumRows: Int = 10_000_000
+    deadline: Duration = defaultDeadline, maximumResponseBytes: Int = 32 << 20, maximumRows: Int = 10_000_000
   ) {
     precondition(pageSize > 0, "pageSize must be positive")
     self.baseURL = baseURL
     self.apiKey = apiKey
     self.pageSize = pageSize
     self.timeout = timeout
+    self.deadline = deadline
     self.maximumResponseBytes = maximumResponseBytes
     self.maximumRows = maximumRows
   }
@@ -64,22 +70,57 @@ public struct SupabaseRestaurantSource: RestaurantSource, CustomStringConvertibl
       displayStyle: .struct)
   }
 
-  /// Fetches every page, then returns the rows.
+  /// The default overall deadline of a fetch.
+  public static let defaultDeadline: Duration = .seconds(300)
+
+  /// Fetches every page within ``deadline``, then returns the rows.
   /// - Throws: ``RestaurantSyncError`` naming the page or row; never containing the key.
   /// - Complexity: O(n) for n rows, in ⌈(n + 1) / pageSize⌉ requests.
   public func fetchAll() async throws -> [RemoteRestaurant] {
+    try await fetchAll(deadline: deadline, progress: nil)
+  }
+
+  /// Fetches every page within `deadline` (each also within ``timeout``), calling `progress`
+  /// after each, then returns the rows.
+  /// - Throws: ``RestaurantSyncError`` naming the page or row;
+  ///   ``RestaurantSyncError/deadlineExceeded(seconds:pages:rows:)`` when time is up.
+  /// - Complexity: O(n) for n rows, in ⌈(n + 1) / pageSize⌉ requests.
+  public func fetchAll(
+    deadline: Duration, progress: (@Sendable (FetchProgress) -> Void)?
+  ) async throws -> [RemoteRestaurant] {
     try Self.checkAllowed(baseURL)
     var rows: [RemoteRestaurant] = []
     var seen: [UUID: Int] = [:]
     var offset = 0
+    var pages = 0
+    let end = ContinuousClock.now + deadline
+    let expired = {
+      RestaurantSyncError.deadlineExceeded(seconds: Self.seconds(deadline), pages: pages, rows: rows.count)
+    }
     while true {
-      let data = try await fetchPage(offset: offset)
+      let data: Data
+      do {
+        data = try await fetchPage(offset: offset, until: end)
+      } catch PageDeadline.passed {
+        throw expired()
+      }
       let page = try PostgRESTRestaurantBody.decode(data, offset: offset, seen: &seen)
       rows.append(contentsOf: page)
+      pages += 1
+      progress?(FetchProgress(pages: pages, rows: rows.count))
       guard rows.count <= maximumRows else { throw RestaurantSyncError.tooManyRows(limit: maximumRows) }
       if page.count < pageSize { return rows }
       offset += page.count
     }
+  }
+
+  /// The overall deadline passed before or while a page was fetched.
+  private enum PageDeadline: Error {
+    case passed
+  }
+
+  private static func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
   }
 
   /// The URL of the page at `offset`.
@@ -93,20 +134,22 @@ public struct SupabaseRestaurantSource: RestaurantSource, CustomStringConvertibl
     return components.url ?? baseURL
   }
 
-  private var timeoutSeconds: Double {
-    Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-  }
+  private var timeoutSeconds: Double { Self.seconds(timeout) }
 
   /// The most redirects followed for one page.
   static let maximumRedirects = 10
 
-  /// Fetches the body of the page at `offset`, following same-host redirects that pass
-  /// ``checkAllowed(_:)``.
-  private func fetchPage(offset: Int) async throws -> Data {
+  /// Fetches the body of the page at `offset` before `end`, following same-host redirects that
+  /// pass ``checkAllowed(_:)``.
+  /// - Throws: `PageDeadline.passed` when `end` came first.
+  private func fetchPage(offset: Int, until end: ContinuousClock.Instant) async throws -> Data {
     var url = pageURL(offset: offset)
     let host = baseURL.host?.lowercased()
     var redirects = 0
     while true {
+      let remaining = end - ContinuousClock.now
+      guard remaining > .zero else { throw PageDeadline.passed }
+      let timeout = min(self.timeout, remaining)
       let request = HTTPRequest(
         url: url,
         headers: [
@@ -118,6 +161,8 @@ public struct SupabaseRestaurantSource: RestaurantSource, CustomStringConvertibl
       let response: HTTPResponse
       do {
         response = try await HTTPClient.get(request)
+      } catch HTTPError.timedOut where timeout < self.timeout {
+        throw PageDeadline.passed
       } catch {
         throw try map(error, offset: offset)
       }
@@ -192,6 +237,21 @@ public struct SupabaseRestaurantSource: RestaurantSource, CustomStringConvertibl
     default:
       throw .insecureURL(redacted(url), reason: "only https:// (or http:// on loopback) is supported")
     }
+  }
+
+  /// Whether `text` is a URL (`scheme://…`, the scheme in any case: `HTTP://` too) rather than a
+  /// file name. A URL of a scheme other than http and https is refused when fetched.
+  public static func isURL(_ text: String) -> Bool {
+    guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { return false }
+    let scheme = text[..<colon]
+    guard let first = scheme.first, first.isASCII, first.isLetter else { return false }
+    return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+  }
+
+  /// Whether `text` is an `http://` or `https://` URL, in any case.
+  public static func isHTTP(_ text: String) -> Bool {
+    let lowered = text.prefix(8).lowercased()
+    return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
   }
 
   /// Whether `host` is `localhost`, in 127.0.0.0/8 or `::1`.
