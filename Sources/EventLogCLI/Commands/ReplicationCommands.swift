@@ -64,7 +64,8 @@ extension CommandContext {
 
   /// Says on standard error that a transient failure is retried.
   func retryNotice(_ error: String, _ delay: Duration) {
-    console.error("eventlog: \(error); retrying in \(String(format: "%.1f", Self.seconds(delay))) s")
+    let wait = String(format: "%.1f", Self.seconds(delay))
+    console.error("eventlog: \(TerminalText.escaped(error)); retrying in \(wait) s")
   }
 
   static func seconds(_ duration: Duration) -> Double {
