@@ -116,7 +116,7 @@ public final class PostgresTransport: ReplicationTransport {
       let rows = try worker.connection().query(
         """
         SELECT event_position, event_id, origin_device, origin_sequence, stream, type, schema_version, payload,
-          metadata, recorded_at_us FROM eventlog.pull($1, $2)
+          correlation_id, causation_id, origin, recorded_at_us FROM eventlog.pull($1, $2)
         """, [.integer(position), .integer(limit)], purpose: "pull the events after position \(position)")
       var events: [ServerEvent] = []
       events.reserveCapacity(rows.count)
@@ -130,7 +130,10 @@ public final class PostgresTransport: ReplicationTransport {
           stream: StreamID(try rows.string(row, "stream")), type: try rows.string(row, "type"),
           schemaVersion: try rows.integer(row, "schema_version", as: UInt16.self),
           payload: try rows.bytes(row, "payload"),
-          metadata: Self.metadata(try rows.string(row, "metadata")),
+          metadata: Self.metadata(
+            correlation: try rows.value(row, "correlation_id"),
+            causation: try rows.value(row, "causation_id"),
+            origin: try rows.value(row, "origin")),
           recordedAt: Date(microsecondsSince1970: try rows.integer(row, "recorded_at_us", as: Int64.self)))
         guard event.position == previous + 1 else {
           throw ReplicationError.protocolViolation(
@@ -211,16 +214,15 @@ public final class PostgresTransport: ReplicationTransport {
     return result + "\""
   }
 
-  /// The metadata of a pulled event; fields that are missing or of the wrong shape are left out.
-  static func metadata(_ json: String) -> EventMetadata {
-    guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else {
-      return EventMetadata()
-    }
-    func uuid(_ key: String) -> UUID? { (object[key] as? String).flatMap(UUID.init(uuidString:)) }
-    var origin = object["origin"] as? String ?? ""
+  /// The metadata of a pulled event; an ID that is not a UUID is left out, an origin past
+  /// 1,000 bytes shortened (another writer than `push` may have put anything there).
+  static func metadata(correlation: String?, causation: String?, origin: String?) -> EventMetadata {
+    var origin = origin ?? ""
     while origin.utf8.count > 1_000 { origin.removeLast() }
     return EventMetadata(
-      correlationID: uuid("correlationID"), causationID: uuid("causationID"), origin: origin)
+      correlationID: correlation.flatMap(UUID.init(uuidString:)),
+      causationID: causation.flatMap(UUID.init(uuidString:)),
+      origin: origin)
   }
 }
 

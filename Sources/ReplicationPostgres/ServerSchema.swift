@@ -173,14 +173,18 @@ public enum ServerSchema {
 
     CREATE FUNCTION eventlog.pull(p_after bigint, p_limit integer)
     RETURNS TABLE (event_position bigint, event_id uuid, origin_device uuid, origin_sequence bigint,
-      stream text, type text, schema_version integer, payload bytea, metadata jsonb, recorded_at_us bigint)
+      stream text, type text, schema_version integer, payload bytea, correlation_id text, causation_id text,
+      origin text, recorded_at_us bigint)
     LANGUAGE sql STABLE AS $$
       SELECT e.position, e.id, e.origin_device, e.origin_sequence, e.stream, e.type, e.schema_version,
-        e.payload, e.metadata, round(extract(epoch FROM e.recorded_at) * 1000000)::bigint
+        e.payload, e.metadata->>'correlationID', e.metadata->>'causationID', e.metadata->>'origin',
+        round(extract(epoch FROM e.recorded_at) * 1000000)::bigint
       FROM eventlog.events e
+      -- Positions are gap-free: the page is exactly this range, however the planner scans it
+      -- (without statistics, right after a large push, it sorted all the rest of the log).
       WHERE e.owner = eventlog.current_owner() AND e.position > p_after
+        AND e.position <= p_after + greatest(1, least(p_limit, 10000))
       ORDER BY e.position
-      LIMIT greatest(1, least(p_limit, 10000))
     $$;
     COMMENT ON FUNCTION eventlog.pull(bigint, integer) IS
       'The owner''s events after a position, in position order.';
