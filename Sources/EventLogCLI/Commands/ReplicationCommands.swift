@@ -47,6 +47,39 @@ private enum RetryOption {
   }
 }
 
+/// What `push`, `pull` and `replicate` share: the server, the retry budget, `--json`.
+private struct RemoteOptions {
+  var url: String?
+  var retryFor: Duration
+  var json: Bool
+
+  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
+    url = try RemoteURL.given(arguments, usage: usage)
+    retryFor = try RetryOption.parse(arguments, usage: usage)
+    json = arguments.flag("json")
+  }
+
+  /// Opens the store (`access`), checks the server and runs `body` with a replicator between them.
+  func withReplicator<R>(
+    _ context: CommandContext, _ spec: CommandSpec, _ access: CommandContext.Access, retrying: Bool = true,
+    _ body: (Replicator) async throws -> R
+  ) async throws -> R {
+    let url = try RemoteURL.resolve(url, context, usage: spec.usage(prefix: "eventlog"))
+    let store = try context.openStore(access)
+    let replicator = try context.replicator(store, url: url, retryFor: retrying ? retryFor : nil)
+    defer { replicator.transport.close() }
+    try await replicator.checkServer(onRetry: context.retryNotice)
+    return try await body(replicator)
+  }
+}
+
+extension ProgressReporter {
+  /// Reports a push's or pull's progress.
+  func report(_ progress: ReplicationProgress) {
+    update(completed: UInt64(progress.completed), total: UInt64(progress.total))
+  }
+}
+
 extension CommandContext {
   /// A replicator between the environment and the server at `url`.
   func replicator(
@@ -211,28 +244,19 @@ struct PushCommand: CLICommand {
       it are still sent; that is not a failure of the command.
       """)
 
-  var url: String?
-  var retryFor: Duration
-  var json: Bool
+  private var options: RemoteOptions
 
   init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    url = try RemoteURL.given(arguments, usage: usage)
-    retryFor = try RetryOption.parse(arguments, usage: usage)
-    json = arguments.flag("json")
+    options = try RemoteOptions(arguments, usage: usage)
   }
 
   func run(_ context: CommandContext) async throws {
-    let url = try RemoteURL.resolve(url, context, usage: Self.spec.usage(prefix: "eventlog"))
-    let store = try context.openStore(.write)
-    let replicator = try context.replicator(store, url: url, retryFor: retryFor)
-    defer { replicator.transport.close() }
-    try await replicator.checkServer(onRetry: context.retryNotice)
-    let progress = ProgressReporter("push", console: context.console)
-    let summary = try await replicator.push(
-      progress: { progress.update(completed: UInt64($0.completed), total: UInt64($0.total)) },
-      onRetry: context.retryNotice)
-    progress.finish()
-    context.console.print(json ? summary.json.rendered() : summary.text)
+    try await options.withReplicator(context, Self.spec, .write) { replicator in
+      let progress = ProgressReporter("push", console: context.console)
+      let summary = try await replicator.push(progress: progress.report, onRetry: context.retryNotice)
+      progress.finish()
+      context.console.print(options.json ? summary.json.rendered() : summary.text)
+    }
   }
 }
 
@@ -247,29 +271,20 @@ struct PullCommand: CLICommand {
       as it came and kept out of the projections (see 'eventlog remote status').
       """)
 
-  var url: String?
-  var retryFor: Duration
-  var json: Bool
+  private var options: RemoteOptions
 
   init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    url = try RemoteURL.given(arguments, usage: usage)
-    retryFor = try RetryOption.parse(arguments, usage: usage)
-    json = arguments.flag("json")
+    options = try RemoteOptions(arguments, usage: usage)
   }
 
   func run(_ context: CommandContext) async throws {
-    let url = try RemoteURL.resolve(url, context, usage: Self.spec.usage(prefix: "eventlog"))
-    // A new device's environment; removed again if the pull fails before storing anything.
-    let store = try context.openStore(.create)
-    let replicator = try context.replicator(store, url: url, retryFor: retryFor)
-    defer { replicator.transport.close() }
-    try await replicator.checkServer(onRetry: context.retryNotice)
-    let progress = ProgressReporter("pull", console: context.console)
-    let summary = try await replicator.pull(
-      progress: { progress.update(completed: UInt64($0.completed), total: UInt64($0.total)) },
-      onRetry: context.retryNotice)
-    progress.finish()
-    context.console.print(json ? summary.json.rendered() : summary.text)
+    // A new device's environment is created, and removed again if the pull fails.
+    try await options.withReplicator(context, Self.spec, .create) { replicator in
+      let progress = ProgressReporter("pull", console: context.console)
+      let summary = try await replicator.pull(progress: progress.report, onRetry: context.retryNotice)
+      progress.finish()
+      context.console.print(options.json ? summary.json.rendered() : summary.text)
+    }
   }
 }
 
@@ -289,32 +304,25 @@ struct ReplicateCommand: CLICommand {
       finishes, and the exit status is 0.
       """)
 
-  var url: String?
+  private var options: RemoteOptions
   var watch: Bool
-  var retryFor: Duration
-  var json: Bool
 
   init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    url = try RemoteURL.given(arguments, usage: usage)
+    options = try RemoteOptions(arguments, usage: usage)
     watch = arguments.flag("watch")
-    retryFor = try RetryOption.parse(arguments, usage: usage)
-    json = arguments.flag("json")
     if watch && arguments.value("retry-for") != nil {
       throw UsageError("'--retry-for' does not apply to '--watch', which retries until stopped", usage: usage)
     }
   }
 
   func run(_ context: CommandContext) async throws {
-    let url = try RemoteURL.resolve(url, context, usage: Self.spec.usage(prefix: "eventlog"))
-    do {
-      let store = try context.openStore(.create)
-      let replicator = try context.replicator(store, url: url, retryFor: watch ? nil : retryFor)
-      defer { replicator.transport.close() }
-      let stop = StopSignal(watching: watch)
-      defer { stop.restore() }
-      try await replicator.checkServer(onRetry: context.retryNotice)
+    let json = options.json
+    try await options.withReplicator(context, Self.spec, .create, retrying: !watch) { replicator in
       let result: WatchRound
       if watch {
+        // Caught from here on (until then, Ctrl-C ends the command as usual).
+        let stop = StopSignal()
+        defer { stop.restore() }
         if !json {
           context.console.print("replicating with \(replicator.transport.server); stop with Ctrl-C")
           context.console.flush()

@@ -19,12 +19,8 @@ final class StopSignal: @unchecked Sendable {
   private let flag = Flag()
   private let sources: [any DispatchSourceSignal]
 
-  /// Catches SIGINT and SIGTERM while `watching`; otherwise leaves them as they are.
-  init(watching: Bool) {
-    guard watching else {
-      sources = []
-      return
-    }
+  /// Catches SIGINT and SIGTERM from now on, until ``restore()``.
+  init() {
     var sources: [any DispatchSourceSignal] = []
     for number in [SIGINT, SIGTERM] {
       signal(number, SIG_IGN)
@@ -41,7 +37,6 @@ final class StopSignal: @unchecked Sendable {
 
   /// Gives the signals back their default action.
   func restore() {
-    guard !sources.isEmpty else { return }
     for source in sources { source.cancel() }
     signal(SIGINT, SIG_DFL)
     signal(SIGTERM, SIG_DFL)
