@@ -107,6 +107,14 @@ struct UUIDv7Tests {
     for list in lists { #expect(isStrictlyIncreasing(list)) }
     #expect(Set(lists.flatMap { $0 }).count == 8 * perTask)
   }
+
+  @Test("a new event's default ID is a version-7 UUID, later than the one before")
+  func newEventDefault() throws {
+    let first = try NewEvent(NoteAdded(noteID: UUID(), text: "a", priority: 1))
+    let second = try NewEvent(NoteAdded(noteID: UUID(), text: "b", priority: 2))
+    #expect(UUIDv7Generator.milliseconds(of: first.id) != nil)
+    #expect(precedes(first.id, second.id))
+  }
 }
 
 // MARK: - Helpers
