@@ -53,7 +53,7 @@ let package = Package(
     // Workloads against eventlog, raw LMDB, an append-only LMDB log, SQLite and the naive refresh.
     .executableTarget(
       name: "EventLogBenchmarks",
-      dependencies: ["EventLog", "RestaurantBooking", "CLMDB", "CSQLite"],
+      dependencies: ["EventLog", "RestaurantBooking", "Checksum", "CLMDB", "CSQLite"],
       path: "Benchmarks/EventLogBenchmarks"
     ),
     // Test support: a process that appends, reads or holds a reader, for crash and concurrency tests.
