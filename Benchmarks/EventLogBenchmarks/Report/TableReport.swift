@@ -47,11 +47,8 @@ enum TableReport {
               + Format.padded(Format.bytes(row.peakAnonBytes), 11, right: true)
               + Format.padded(row.warmups > 0 ? "\(row.runs)" : "\(row.runs)*", 6, right: true))
         }
-        let checks = Set(rows.map(\.check))
-        if checks.count > 1 {
-          lines.append(
-            "  WARNING: the systems disagree on the outcome: "
-              + rows.map { "\($0.system): \($0.check)" }.joined(separator: "; "))
+        for failure in OutcomeCheck.disagreements(rows) {
+          lines.append("  FAILED: \(failure.error)")
         }
       }
     }

@@ -123,10 +123,22 @@ enum RawRecords {
   }
 }
 
-/// The read models the raw baselines fold events into during `replay`: dictionaries by ID.
+/// The read models the raw baselines rebuild in `replay`: restaurants by ID and in name order,
+/// bookings by ID and in date order, as eventlog's projections hold them.
+///
+/// The fold keeps dictionaries by ID (``apply(type:payload:)``); ``buildOrders()`` then sorts
+/// the final state once into name order and date order, with the same keys as eventlog's
+/// `by-name` and `by-date` tables. The state is small (a few thousand rows however long the log),
+/// so this is the least work that gives the four views; eventlog's projections instead keep the
+/// ordered tables up to date at every event, since the same `apply` runs against LMDB on the live
+/// path.
 struct RawReadModels {
   var restaurants: [UUID: Restaurant] = [:]
   var bookings: [UUID: Booking] = [:]
+  /// Every restaurant by lower-cased name, then ID (after ``buildOrders()``).
+  var restaurantsByName: [Restaurant] = []
+  /// Every booking by date, then ID (after ``buildOrders()``).
+  var bookingsByDate: [Booking] = []
 
   struct UnknownType: Error, CustomStringConvertible {
     var code: UInt8
@@ -168,5 +180,22 @@ struct RawReadModels {
     try apply(type: type, payload: payload)
   }
 
-  var check: String { "restaurants=\(restaurants.count) bookings=\(bookings.count)" }
+  /// Sorts the folded state into name order and date order (part of the measured replay).
+  mutating func buildOrders() {
+    restaurantsByName = restaurants.values.map { (key: RawRecords.nameKey($0.name, id: $0.id), row: $0) }
+      .sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.row)
+    bookingsByDate = bookings.values.sorted { a, b in
+      let (x, y) = (RawRecords.dateKey(a.date, id: a.id), RawRecords.dateKey(b.date, id: b.id))
+      if x.0 != y.0 { return UInt64(bigEndian: x.0) < UInt64(bigEndian: y.0) }
+      return ReadModelFingerprint.precedes(a.id, b.id)
+    }
+  }
+
+  /// The outcome: the counts and the fingerprint of the four views (after ``buildOrders()``).
+  var check: String {
+    ReadModelFingerprint.outcome(
+      restaurantsByName: restaurantsByName, restaurantCount: restaurants.count,
+      restaurant: { restaurants[$0] },
+      bookingsByDate: bookingsByDate, bookingCount: bookings.count, booking: { bookings[$0] })
+  }
 }

@@ -52,6 +52,13 @@ final class LMDBRawLog: @unchecked Sendable {
     }
   }
 
+  /// The outcome line of an append workload: events in the log, bookings in the read model.
+  func appendOutcome() throws -> String {
+    try environment.read { txn in
+      "events=\(try RawLMDB.count(txn, events)) bookings=\(try RawLMDB.count(txn, bookingsByID))"
+    }
+  }
+
   /// Appends `records` in one write transaction (one durable commit).
   func append(_ records: some Collection<MixedEventRecord>) throws {
     try environment.write { txn in try append(records, in: txn) }

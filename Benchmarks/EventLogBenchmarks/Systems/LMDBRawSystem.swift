@@ -33,7 +33,7 @@ struct LMDBRawSystem: BenchmarkSystem {
       return PreparedRun(operations: size) {
         for range in batches(size, of: batchSize) { try log.append(records[range]) }
       } finish: {
-        "events=\(try log.environment.read { try RawLMDB.count($0, log.events) })"
+        try log.appendOutcome()
       }
     case .appendSingle:
       let log = try LMDBRawLog(path: directory, durable: true)
@@ -41,7 +41,7 @@ struct LMDBRawSystem: BenchmarkSystem {
       return PreparedRun(operations: size) {
         for record in records { try log.append(CollectionOfOne(record)) }
       } finish: {
-        "events=\(try log.environment.read { try RawLMDB.count($0, log.events) })"
+        try log.appendOutcome()
       }
     case .appendConcurrent:
       let log = try LMDBRawLog(path: directory, durable: true)
@@ -53,7 +53,7 @@ struct LMDBRawSystem: BenchmarkSystem {
           for record in share { try log.append(CollectionOfOne(record)) }
         }
       } finish: {
-        "events=\(try log.environment.read { try RawLMDB.count($0, log.events) })"
+        try log.appendOutcome()
       }
     case .replay:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .lmdbRaw) }
@@ -69,9 +69,9 @@ struct LMDBRawSystem: BenchmarkSystem {
     case .readAll:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .lmdbRaw) }
       let log = try LMDBRawLog(path: fixture, durable: true)
-      let box = CountBox()
+      let box = ListsBox()
       return PreparedRun(operations: size) {
-        let (restaurants, bookings) = try log.environment.read { txn -> ([Restaurant], [Booking]) in
+        (box.restaurants, box.bookings) = try log.environment.read { txn -> ([Restaurant], [Booking]) in
           var restaurants: [Restaurant] = []
           restaurants.reserveCapacity(try RawLMDB.count(txn, log.restaurantsByName))
           try RawLMDB.scan(txn, log.restaurantsByName) { _, value in
@@ -86,21 +86,22 @@ struct LMDBRawSystem: BenchmarkSystem {
           }
           return (restaurants, bookings)
         }
-        box.counts = (restaurants.count, bookings.count)
       } finish: {
-        "restaurants=\(box.counts.0) bookings=\(box.counts.1)"
+        box.outcome()
       }
     case .syncDiff:
       throw UnsupportedWorkload(workload: workload, system: .lmdbRaw)
     }
   }
 
-  /// One cursor scan of the event records, decoded and folded into dictionaries.
+  /// One cursor scan of the event records, each verified against its checksum, decoded and
+  /// folded into dictionaries by ID; then the name and date orders (``RawReadModels``).
   static func replay(_ environment: RawEnvironment, _ events: MDB_dbi) throws -> RawReadModels {
     var models = RawReadModels()
     try environment.read { txn in
       try RawLMDB.scan(txn, events) { _, record in try models.apply(record: record) }
     }
+    models.buildOrders()
     return models
   }
 }

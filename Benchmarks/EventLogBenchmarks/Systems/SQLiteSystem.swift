@@ -47,7 +47,7 @@ struct SQLiteSystem: BenchmarkSystem {
       return PreparedRun(operations: size) {
         for range in batches(size, of: batchSize) { try log.append(records[range]) }
       } finish: {
-        "events=\(try log.count("events"))"
+        "events=\(try log.count("events")) bookings=\(try log.count("bookings"))"
       }
     case .appendSingle:
       let log = try SQLiteLog(directory: directory, durable: true)
@@ -55,7 +55,7 @@ struct SQLiteSystem: BenchmarkSystem {
       return PreparedRun(operations: size) {
         for record in records { try log.append(CollectionOfOne(record)) }
       } finish: {
-        "events=\(try log.count("events"))"
+        "events=\(try log.count("events")) bookings=\(try log.count("bookings"))"
       }
     case .appendConcurrent:
       let shared = SharedSQLiteLog(try SQLiteLog(directory: directory, durable: true))
@@ -66,7 +66,7 @@ struct SQLiteSystem: BenchmarkSystem {
           for record in share { try shared.append(record) }
         }
       } finish: {
-        "events=\(try shared.count())"
+        try shared.outcome()
       }
     case .replay:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .sqlite) }
@@ -79,6 +79,7 @@ struct SQLiteSystem: BenchmarkSystem {
         while try scan.step() {
           try models.apply(type: UInt8(truncatingIfNeeded: scan.int64(0)), payload: scan.blob(1))
         }
+        models.buildOrders()
         box.models = models
       } finish: {
         defer { box.models = RawReadModels() }
@@ -91,10 +92,19 @@ struct SQLiteSystem: BenchmarkSystem {
       let remote = SyncScenario(size: size).remote
       let diff = try SQLiteSyncDiff(log: log)
       let box = CheckBox()
+      let catalog = try log.database.prepare("SELECT id, name, cuisine FROM restaurants ORDER BY id")
       return PreparedRun(operations: size) {
         box.check = try diff.refresh(with: remote)
       } finish: {
-        box.check
+        var restaurants: [Restaurant] = []
+        defer { catalog.reset() }
+        while try catalog.step() {
+          restaurants.append(
+            Restaurant(
+              id: try catalog.uuid(0), name: catalog.text(1) ?? "",
+              cuisine: Cuisine(rawValue: catalog.text(2) ?? "")))
+        }
+        return box.check + " " + ReadModelFingerprint.outcome(restaurants: restaurants)
       }
     case .readAll:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .sqlite) }
@@ -106,7 +116,7 @@ struct SQLiteSystem: BenchmarkSystem {
         SELECT id, restaurant_id, restaurant_name, date, party_size, customer_name, notes, created_at
         FROM bookings ORDER BY date, id
         """)
-      let box = CountBox()
+      let box = ListsBox()
       return PreparedRun(operations: size) {
         var restaurants: [Restaurant] = []
         defer { restaurantsQuery.reset() }
@@ -127,9 +137,9 @@ struct SQLiteSystem: BenchmarkSystem {
               customerName: q.text(5) ?? "", notes: q.text(6),
               createdAt: Date(timeIntervalSince1970: q.double(7))))
         }
-        box.counts = (restaurants.count, bookings.count)
+        (box.restaurants, box.bookings) = (restaurants, bookings)
       } finish: {
-        "restaurants=\(box.counts.0) bookings=\(box.counts.1)"
+        box.outcome()
       }
     }
   }
@@ -148,8 +158,9 @@ final class SharedSQLiteLog: @unchecked Sendable {
     try lock.withLock { try log.append(CollectionOfOne(record)) }
   }
 
-  func count() throws -> Int {
-    try lock.withLock { try log.count("events") }
+  /// The outcome line of an append workload: events in the log, bookings in the read model.
+  func outcome() throws -> String {
+    try lock.withLock { "events=\(try log.count("events")) bookings=\(try log.count("bookings"))" }
   }
 }
 
