@@ -71,6 +71,11 @@ enum TableReport {
         "  (every workload ran at \(Format.count(size)) (--size): the targets are stated for the default sizes)"
       )
     }
+    if environment.idVersion != FixtureIDs.Version.timeOrdered.rawValue {
+      lines.append(
+        "  (the fixtures' event and booking IDs were version \(environment.idVersion) (--ids), not the library's version 7)"
+      )
+    }
     if environment.batchSize != Scale.guideBatchSize {
       lines.append(
         "  (append.batched ran at \(environment.batchSize) events per commit: its targets, stated for "

@@ -4,6 +4,7 @@ import Foundation
 enum ChildMain {
   /// Runs the request and returns the JSON report line.
   static func run(_ request: ChildRequest) async throws -> ChildReport {
+    FixtureIDs.version = request.ids
     let system = Systems.make(request.system)
     switch request.mode {
     case .prepare:

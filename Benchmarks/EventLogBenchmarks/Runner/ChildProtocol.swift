@@ -13,6 +13,8 @@ struct ChildRequest: Codable, Sendable {
   var size: Int
   /// Events per durable commit of `append.batched`.
   var batchSize: Int
+  /// The fixtures' kind of event and booking ID.
+  var ids: FixtureIDs.Version
   var fixture: String?
   /// A scratch directory the child owns (runs use subdirectories of it).
   var directory: String

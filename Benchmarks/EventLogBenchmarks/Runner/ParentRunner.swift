@@ -160,7 +160,7 @@ struct ParentRunner {
   ) -> ChildRequest {
     ChildRequest(
       mode: mode, workload: workload, system: system, size: size, batchSize: scale.batchSize,
-      fixture: fixture,
+      ids: scale.ids, fixture: fixture,
       directory: directory, warmups: warmups, runs: runs)
   }
 }

@@ -146,7 +146,7 @@ struct EventLogSystem: BenchmarkSystem {
     case .appendConcurrent:
       let store = try Self.open(directory, durable: true)
       let records = Fixtures.bookingCreations(count: size)
-      let shares = partition(size, into: ConcurrentWorkload.tasks).map { Array(records[$0]) }
+      let shares = ConcurrentWorkload.shares(of: records)
       return PreparedRun(operations: size) {
         try await withThrowingTaskGroup(of: Void.self) { group in
           for share in shares {

@@ -46,7 +46,7 @@ struct LMDBRawSystem: BenchmarkSystem {
     case .appendConcurrent:
       let log = try LMDBRawLog(path: directory, durable: true)
       let records = Fixtures.bookingCreations(count: size)
-      let shares = partition(size, into: ConcurrentWorkload.tasks).map { Array(records[$0]) }
+      let shares = ConcurrentWorkload.shares(of: records)
       return PreparedRun(operations: size) {
         // One OS thread per writer: each blocks in its own write transaction, which LMDB serialises.
         try await Threads.run(shares) { share in

@@ -24,11 +24,11 @@ struct SQLiteSystem: BenchmarkSystem {
       }
     case .syncDiff:
       let local = SyncScenario(size: size).local
-      var rng = SplitMix64(seed: Fixtures.seed ^ 0x5D)
+      var ids = FixtureIDs(seed: Fixtures.seed ^ 0x5D)
       try log.append(
         local.enumerated().map { index, row in
           MixedEventRecord(
-            eventID: rng.uuid(), stream: MixedEventRecord.catalogStream, version: UInt64(index + 1),
+            eventID: ids.next(), stream: MixedEventRecord.catalogStream, version: UInt64(index + 1),
             event: .restaurantAdded(row))
         })
     case .appendBatched, .appendSingle, .appendConcurrent:
@@ -60,7 +60,7 @@ struct SQLiteSystem: BenchmarkSystem {
     case .appendConcurrent:
       let shared = SharedSQLiteLog(try SQLiteLog(directory: directory, durable: true))
       let records = Fixtures.bookingCreations(count: size)
-      let shares = partition(size, into: ConcurrentWorkload.tasks).map { Array(records[$0]) }
+      let shares = ConcurrentWorkload.shares(of: records)
       return PreparedRun(operations: size) {
         try await Threads.run(shares) { share in
           for record in share { try shared.append(record) }
