@@ -62,7 +62,7 @@ enum TableReport {
       "CPU/op = the child's CPU time (user + system, all its threads) per operation, median run; "
         + "×ev CPU = eventlog's CPU/op / this system's (above 1: cheaper than eventlog).")
     lines.append("")
-    lines.append("Targets (issue 5):")
+    lines.append("Targets (issue 15):")
     for check in targets {
       lines.append("  [\(check.workload) @ \(Format.count(check.size))] " + check.line)
     }
