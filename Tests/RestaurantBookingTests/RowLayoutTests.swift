@@ -27,9 +27,12 @@ struct RowLayoutTests {
       expected += Self.bytes(of: (-1.25 as Double).bitPattern.littleEndian)
       #expect(row.bytes == expected)
       #expect(try BookingRow(row.bytes) == row)
-      #expect(
-        try row.bytes.withUnsafeBytes { try BookingRow.dateKey(of: $0) }
-          == ProjectionKeys.date(row.date, id: row.id))
+      let dateKey = try row.bytes.withUnsafeBytes { try BookingRow.dateKey(of: $0) }
+      #expect(withUnsafeBytes(of: dateKey) { Array($0) } == ProjectionKeys.date(row.date, id: row.id))
+      #expect(MemoryLayout<ProjectionKeys.DateKey>.size == 24)
+      for date in [row.date, row.createdAt, Date(timeIntervalSince1970: 0)] {
+        #expect(BookingRow.date(sortable: ProjectionKeys.dateKey(date, id: row.id).sortableDate) == date)
+      }
     }
   }
 

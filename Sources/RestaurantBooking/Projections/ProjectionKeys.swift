@@ -34,13 +34,19 @@ enum ProjectionKeys {
 
   /// Date order: the date as 8 big-endian bytes that sort as the dates do, then the ID's 16 bytes.
   static func date(_ date: Date, id: UUID) -> [UInt8] {
+    withUnsafeBytes(of: dateKey(date, id: id)) { ByteArray.copy($0) }
+  }
+
+  /// The bytes of a date-order key as a value: `withUnsafeBytes(of:)` gives the 24 key bytes
+  /// without an array (the sortable date, big-endian, then the ID).
+  typealias DateKey = (sortableDate: UInt64, id: uuid_t)
+
+  /// The date-order key of `date` and `id` (see ``date(_:id:)``).
+  static func dateKey(_ date: Date, id: UUID) -> DateKey {
     let bits = date.timeIntervalSince1970.bitPattern
     // Negative doubles: flip every bit; positive ones: flip the sign bit. Then bytes sort as values.
     let sortable = (bits & (1 << 63)) != 0 ? ~bits : bits | (1 << 63)
-    return ByteArray.make(count: 24) { raw in
-      raw.storeBytes(of: sortable.bigEndian, as: UInt64.self)
-      raw.storeBytes(of: id.uuid, toByteOffset: 8, as: uuid_t.self)
-    }
+    return (sortable.bigEndian, id.uuid)
   }
 
   /// 8 bytes, big-endian.
