@@ -36,6 +36,25 @@ struct RowLayoutTests {
     }
   }
 
+  @Test("name keys: the lower-cased name's first 400 UTF-8 bytes, 0, the ID; ASCII made byte by byte")
+  func nameKeys() {
+    let names = [
+      "", "Golden Pho 12", "ABCXYZ abcxyz @[`{", "Chez Zoë", "İstanbul Grill", "ẞ Straße", "ÀÉÎ",
+      String(repeating: "Ab", count: 300), String(repeating: "é", count: 300) + "A",
+    ]
+    for name in names {
+      var expected = Array(name.lowercased().utf8.prefix(400))
+      expected.append(0)
+      expected += Self.bytes(of: Self.id1.uuid)
+      #expect(ProjectionKeys.name(name, id: Self.id1) == expected, "\(name.prefix(20))")
+    }
+  }
+
+  @Test("a deleted booking's payload is its ID's 16 bytes, which the projection uses as its key")
+  func deletedPayload() throws {
+    #expect(try BinaryEncoder().encode(BookingDeleted(bookingID: Self.id1)) == Self.bytes(of: Self.id1.uuid))
+  }
+
   @Test("a damaged row's error names the kind of row and where it broke")
   func damagedRowsNamed() throws {
     let booking = BookingRow(

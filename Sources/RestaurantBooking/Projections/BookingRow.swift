@@ -97,8 +97,9 @@ struct BookingRow: Hashable, Sendable {
     _ body: (_ row: UnsafeRawBufferPointer, _ dateKey: ProjectionKeys.DateKey) throws -> R
   ) throws -> R {
     var reader = BinaryReader(payload)
-    let id = try reader.uuid()
-    let restaurantID = try reader.uuid()
+    // IDs and strings are copied as bytes: neither a `UUID` nor a `String` is made.
+    let id = try reader.uuidBytes()
+    let restaurantID = try reader.uuidBytes()
     let restaurantName = try reader.stringBytes()
     let date = try reader.date()
     let partySize = try reader.int()
@@ -109,10 +110,10 @@ struct BookingRow: Hashable, Sendable {
     let size =
       1 + 16 + 16 + RowWriter.size(ofUTF8: restaurantName.count) + 8 + 8
       + RowWriter.size(ofUTF8: customerName.count) + RowWriter.size(ofOptionalUTF8: notes?.count) + 8
-    let key = ProjectionKeys.dateKey(date, id: id)
+    let key = ProjectionKeys.dateKey(date, id: id.loadUnaligned(as: uuid_t.self))
     return try RowWriter.withRow(format: format, size: size) { writer in
-      writer.uuid(id)
-      writer.uuid(restaurantID)
+      writer.bytes(id)
+      writer.bytes(restaurantID)
       writer.string(utf8: restaurantName)
       writer.date(date)
       writer.int(partySize)

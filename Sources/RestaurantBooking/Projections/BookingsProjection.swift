@@ -34,6 +34,15 @@ public struct BookingsProjection: Projection {
     }
   }
 
+  /// Removes the booking under `idKey` from both tables, if it is there.
+  private static func delete(idKey: UnsafeRawBufferPointer, in state: ProjectionState) throws {
+    // The stored row is read in place, not copied out: only its date is needed.
+    guard let dateKey = try state.withValue(forKey: idKey, in: Self.byID, { try BookingRow.dateKey(of: $0) })
+    else { return }
+    try state.delete(forKey: idKey, in: Self.byID)
+    _ = try withUnsafeBytes(of: dateKey) { try state.delete(forKey: $0, in: Self.byDate) }
+  }
+
   public func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
     switch event.type {
     case BookingCreated.eventType:
@@ -61,14 +70,13 @@ public struct BookingsProjection: Projection {
         }
       }
     case BookingDeleted.eventType:
-      let deleted = try event.decode(BookingDeleted.self)
-      try withUnsafeBytes(of: deleted.bookingID.uuid) { idKey in
-        // The stored row is read in place, not copied out: only its date is needed.
-        guard
-          let dateKey = try state.withValue(forKey: idKey, in: Self.byID, { try BookingRow.dateKey(of: $0) })
-        else { return }
-        try state.delete(forKey: idKey, in: Self.byID)
-        _ = try withUnsafeBytes(of: dateKey) { try state.delete(forKey: $0, in: Self.byDate) }
+      if event.schemaVersion == BookingDeleted.schemaVersion, event.payload.count == 16 {
+        // The current schema's payload is the booking ID's 16 bytes (`BookingDeleted.init(binary:)`
+        // reads nothing else): it is the `by-id` key as it is.
+        try event.payload.withUnsafeBytes { try Self.delete(idKey: $0, in: state) }
+      } else {
+        let deleted = try event.decode(BookingDeleted.self)
+        try withUnsafeBytes(of: deleted.bookingID.uuid) { try Self.delete(idKey: $0, in: state) }
       }
     default:
       break

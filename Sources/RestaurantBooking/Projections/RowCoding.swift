@@ -61,6 +61,12 @@ struct RowWriter {
     buffer.storeBytes(of: value.uuid, toByteOffset: reserve(16), as: uuid_t.self)
   }
 
+  /// Writes `value`'s bytes as they are (a UUID's 16 raw bytes read from a payload).
+  mutating func bytes(_ value: UnsafeRawBufferPointer) {
+    let start = reserve(value.count)
+    UnsafeMutableRawBufferPointer(rebasing: buffer[start..<(start + value.count)]).copyMemory(from: value)
+  }
+
   mutating func uint64(_ value: UInt64) {
     buffer.storeBytes(of: value.littleEndian, toByteOffset: reserve(8), as: UInt64.self)
   }
