@@ -80,9 +80,17 @@ struct LMDBRawSystem: BenchmarkSystem {
           }
           var bookings: [Booking] = []
           bookings.reserveCapacity(try RawLMDB.count(txn, log.bookingsByDate))
-          try RawLMDB.scan(txn, log.bookingsByDate) { _, value in
-            var reader = ByteReader(value)
-            bookings.append(try RawRecords.readBooking(&reader))
+          // The date index in order, each row from the ID table, as eventlog's query reads them.
+          try RawLMDB.scan(txn, log.bookingsByDate) { key, _ in
+            let id = UnsafeRawBufferPointer(rebasing: key[(key.count - 16)...])
+            let booking = try RawLMDB.get(txn, log.bookingsByID, key: id) { row in
+              var reader = ByteReader(row)
+              return try RawRecords.readBooking(&reader)
+            }
+            guard let booking else {
+              throw RawRecords.CorruptRecord(description: "the date index names a missing booking")
+            }
+            bookings.append(booking)
           }
           return (restaurants, bookings)
         }

@@ -5,8 +5,14 @@ import Foundation
 ///
 /// Tables (keys in ``ProjectionKeys``):
 /// - `by-id`: 16 ID bytes → ``BookingRow``.
-/// - `by-date`: sortable date (8 bytes) + ID → ``BookingRow`` (read sequentially by
-///   ``BookingQueries/all(in:)``).
+/// - `by-date`: sortable date (8 bytes) + ID → nothing: an index. ``BookingQueries/all(in:)``
+///   walks it in order and reads each row from `by-id`.
+///
+/// Version 2 keeps `by-date` to its keys; version 1 stored the row there again. A booking's
+/// creation writes two B-trees either way, and its date is random, so a commit of many bookings
+/// dirties pages all over `by-date`: with 24-byte entries instead of ~230-byte ones that tree is a
+/// tenth of the size and a commit writes fewer pages. A store of version 1 is rebuilt on open,
+/// like any projection of another version.
 ///
 /// A booking stays when its restaurant is removed: it keeps the restaurant's name.
 public struct BookingsProjection: Projection {
@@ -16,13 +22,13 @@ public struct BookingsProjection: Projection {
   static let byDate = "by-date"
 
   public var name: String { Self.name }
-  public var version: UInt32 { 1 }
+  public var version: UInt32 { 2 }
   public var tables: [String] { [Self.byID, Self.byDate] }
 
   /// Creates the projection.
   public init() {}
 
-  /// Stores `row` in both tables: under its ID (the date key's last 16 bytes) and its date key.
+  /// Stores `row` under its ID (the date key's last 16 bytes), and the date key in the index.
   private static func put(
     _ row: UnsafeRawBufferPointer, dateKey: ProjectionKeys.DateKey, in state: ProjectionState
   )
@@ -30,7 +36,7 @@ public struct BookingsProjection: Projection {
   {
     try withUnsafeBytes(of: dateKey) { key in
       try state.put(row, forKey: UnsafeRawBufferPointer(rebasing: key[8...]), in: Self.byID)
-      try state.put(row, forKey: key, in: Self.byDate)
+      try state.put(UnsafeRawBufferPointer(rebasing: key[0..<0]), forKey: key, in: Self.byDate)
     }
   }
 
