@@ -61,3 +61,75 @@ struct BookingIDTests {
     #expect(try fixture.store.verify().ok)
   }
 }
+
+/// The bookings projection of version 1 stored each row in `by-date` too; version 2 keeps only
+/// the keys there. An environment written by version 1 is rebuilt on open.
+@Suite("Bookings projection upgrade")
+struct BookingsProjectionUpgradeTests {
+  /// Version 1's layout: the row under its ID and again under its date key.
+  struct VersionOne: Projection {
+    var name: String { BookingsProjection.name }
+    var version: UInt32 { 1 }
+    var tables: [String] { ["by-id", "by-date"] }
+
+    func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+      guard event.type == BookingCreated.eventType else { return }
+      let row = BookingRow(try event.decode(BookingCreated.self))
+      try state.put(row.bytes, forKey: ProjectionKeys.id(row.id), in: "by-id")
+      try state.put(row.bytes, forKey: ProjectionKeys.date(row.date, id: row.id), in: "by-date")
+    }
+  }
+
+  @Test("a store of version 1 is rebuilt on open into keys-only by-date, and lists the same bookings")
+  func upgrade() async throws {
+    let dir = TemporaryDirectory()
+    let path = dir.environment()
+    var created: [BookingCreated] = []
+    var old: EventStore? = try EventStore(
+      path: path, projections: [RestaurantsProjection(), VersionOne()], options: .fast)
+    if let store = old {
+      for days in [4.0, 1, 3] {
+        let event = BookingCreated(
+          bookingID: UUID.version7(), restaurantID: uuid(0), restaurantName: "Restaurant 0",
+          date: future(days: days), partySize: 2, customerName: "Ada", notes: nil, createdAt: fixedNow)
+        created.append(event)
+        try await store.append(
+          [try NewEvent(event)], to: RestaurantBookingStreams.booking(event.bookingID),
+          expectedVersion: .noStream)
+      }
+      let oldValues = try store.read { snapshot -> [Int] in
+        var sizes: [Int] = []
+        try snapshot.projection(BookingsProjection.name).forEach(in: "by-date") { _, value in
+          sizes.append(value.count)
+          return true
+        }
+        return sizes
+      }
+      #expect(oldValues.allSatisfy { $0 > 0 })
+    }
+    // Closed before the environment is opened again.
+    weak let released = old
+    old = nil
+    for _ in 0..<2_000 where released != nil { try await Task.sleep(for: .milliseconds(1)) }
+    #expect(released == nil)
+    let store = try makeStore(at: path)
+    let values = try store.read { snapshot -> [Int] in
+      var sizes: [Int] = []
+      try snapshot.projection(BookingsProjection.name).forEach(in: "by-date") { _, value in
+        sizes.append(value.count)
+        return true
+      }
+      return sizes
+    }
+    #expect(values == [0, 0, 0])
+    let repository = EventSourcedBookingRepository(store: store)
+    #expect(try await repository.getAll().map(\.id) == [created[1], created[2], created[0]].map(\.bookingID))
+    try expectProjectionsMatchReplay(store)
+    #expect(try store.verify().ok)
+  }
+}
+
+/// A store with the domain's projections at `path`.
+private func makeStore(at path: String) throws -> EventStore {
+  try EventStore(path: path, projections: RestaurantBookingSchema.projections, options: .fast)
+}
