@@ -31,6 +31,19 @@ struct BookingIDTests {
       try await fixture.bookings.getAll().map(\.id) == [bookings[1].id, bookings[2].id, bookings[0].id])
   }
 
+  @Test("a booking's stream is booking- and the upper-case UUID, for version-4 and version-7 IDs alike")
+  func streamNames() {
+    var random = SplitMix64(seed: 15)
+    let ids =
+      (0..<200).map { _ in random.uuid() } + (0..<200).map { _ in UUID.version7() } + [
+        UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+        UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255)),
+      ]
+    for id in ids {
+      #expect(RestaurantBookingStreams.booking(id).rawValue == "booking-" + id.uuidString)
+    }
+  }
+
   @Test("a booking stored under a version-4 ID is listed, found, deleted and replayed beside new ones")
   func oldBookingsStillWork() async throws {
     let fixture = try await BookingTests.Fixture()
