@@ -110,14 +110,7 @@ struct BookingsProjectionUpgradeTests {
           [try NewEvent(event)], to: RestaurantBookingStreams.booking(event.bookingID),
           expectedVersion: .noStream)
       }
-      let oldValues = try store.read { snapshot -> [Int] in
-        var sizes: [Int] = []
-        try snapshot.projection(BookingsProjection.name).forEach(in: "by-date") { _, value in
-          sizes.append(value.count)
-          return true
-        }
-        return sizes
-      }
+      let oldValues = try dateIndexValueSizes(store)
       #expect(oldValues.allSatisfy { $0 > 0 })
     }
     // Closed before the environment is opened again.
@@ -126,19 +119,24 @@ struct BookingsProjectionUpgradeTests {
     for _ in 0..<2_000 where released != nil { try await Task.sleep(for: .milliseconds(1)) }
     #expect(released == nil)
     let store = try makeStore(at: path)
-    let values = try store.read { snapshot -> [Int] in
-      var sizes: [Int] = []
-      try snapshot.projection(BookingsProjection.name).forEach(in: "by-date") { _, value in
-        sizes.append(value.count)
-        return true
-      }
-      return sizes
-    }
+    let values = try dateIndexValueSizes(store)
     #expect(values == [0, 0, 0])
     let repository = EventSourcedBookingRepository(store: store)
     #expect(try await repository.getAll().map(\.id) == [created[1], created[2], created[0]].map(\.bookingID))
     try expectProjectionsMatchReplay(store)
     #expect(try store.verify().ok)
+  }
+}
+
+/// The size of each value of the bookings' `by-date` table, in key order.
+private func dateIndexValueSizes(_ store: EventStore) throws -> [Int] {
+  try store.read { snapshot in
+    var sizes: [Int] = []
+    try snapshot.projection(BookingsProjection.name).forEach(in: "by-date") { _, value in
+      sizes.append(value.count)
+      return true
+    }
+    return sizes
   }
 }
 

@@ -96,15 +96,7 @@ struct SQLiteSystem: BenchmarkSystem {
       return PreparedRun(operations: size) {
         box.check = try diff.refresh(with: remote)
       } finish: {
-        var restaurants: [Restaurant] = []
-        defer { catalog.reset() }
-        while try catalog.step() {
-          restaurants.append(
-            Restaurant(
-              id: try catalog.uuid(0), name: catalog.text(1) ?? "",
-              cuisine: Cuisine(rawValue: catalog.text(2) ?? "")))
-        }
-        return box.check + " " + ReadModelFingerprint.outcome(restaurants: restaurants)
+        box.check + " " + ReadModelFingerprint.outcome(restaurants: try Self.restaurants(catalog))
       }
     case .readAll:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .sqlite) }
@@ -118,14 +110,7 @@ struct SQLiteSystem: BenchmarkSystem {
         """)
       let box = ListsBox()
       return PreparedRun(operations: size) {
-        var restaurants: [Restaurant] = []
-        defer { restaurantsQuery.reset() }
-        while try restaurantsQuery.step() {
-          restaurants.append(
-            Restaurant(
-              id: try restaurantsQuery.uuid(0), name: restaurantsQuery.text(1) ?? "",
-              cuisine: Cuisine(rawValue: restaurantsQuery.text(2) ?? "")))
-        }
+        let restaurants = try Self.restaurants(restaurantsQuery)
         var bookings: [Booking] = []
         defer { bookingsQuery.reset() }
         while try bookingsQuery.step() {
@@ -142,6 +127,20 @@ struct SQLiteSystem: BenchmarkSystem {
         box.outcome()
       }
     }
+  }
+}
+
+extension SQLiteSystem {
+  /// Every row of `query` (`SELECT id, name, cuisine …`) as a restaurant; resets the statement.
+  static func restaurants(_ query: SQLiteStatement) throws -> [Restaurant] {
+    var restaurants: [Restaurant] = []
+    defer { query.reset() }
+    while try query.step() {
+      restaurants.append(
+        Restaurant(
+          id: try query.uuid(0), name: query.text(1) ?? "", cuisine: Cuisine(rawValue: query.text(2) ?? "")))
+    }
+    return restaurants
   }
 }
 
