@@ -72,7 +72,7 @@ let package = Package(
     // Workloads against eventlog, raw LMDB, an append-only LMDB log, SQLite and the naive refresh.
     .executableTarget(
       name: "EventLogBenchmarks",
-      dependencies: ["EventLog", "RestaurantBooking", "CLMDB", "CSQLite"],
+      dependencies: ["EventLog", "RestaurantBooking", "Checksum", "TestKit", "CLMDB", "CSQLite"],
       path: "Benchmarks/EventLogBenchmarks"
     ),
     // Test support: a process that appends, reads or holds a reader, for crash and concurrency tests.
@@ -114,6 +114,8 @@ let package = Package(
     // Crashes (kill -9), map growth and dead readers across processes, concurrency.
     .testTarget(
       name: "ReliabilityTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB", "TestKit"]),
+    // The benchmark's own checks: every system rebuilds the same read models (fingerprints).
+    .testTarget(name: "BenchmarkTests", dependencies: ["EventLogBenchmarks", "TestKit", "CLMDB"]),
     // Damage, hostile remotes, secrets and permissions, decoder fuzz regressions, model check.
     .testTarget(
       name: "HardeningTests",

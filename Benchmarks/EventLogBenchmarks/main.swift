@@ -75,7 +75,7 @@ do {
 }
 var environment = BenchmarkEnvironment.current(
   mode: scale.name, batchSize: scale.batchSize, sizeOverride: scale.sizeOverride,
-  workDirectory: workDirectory)
+  idVersion: scale.ids.rawValue, workDirectory: workDirectory)
 let outcome = ParentRunner(options: options, scale: scale, workDirectory: workDirectory).run()
 if ownsWorkDirectory { FileSystem.remove(workDirectory) }
 environment.loadAverageAtEnd = BenchmarkEnvironment.loadAverage()

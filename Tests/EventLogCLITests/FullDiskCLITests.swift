@@ -30,7 +30,7 @@ struct FullDiskCLITests {
   func fullDiskImport() throws {
     let cli = EventLogBinary()
     defer { cli.remove() }
-    let file = try cli.file("big.jsonl", try Self.export(bookings: 600, in: cli))
+    let file = try cli.file("big.jsonl", try Self.export(bookings: 1_500, in: cli))
     let disk = try SmallFileSystem(bytes: 1 << 20)
     try disk.fill(leaving: 320 << 10)  // room to create the environment, not for the import
     let free = disk.freeBytes()
@@ -47,7 +47,7 @@ struct FullDiskCLITests {
   func fullDiskGivesSpaceBack() async throws {
     let cli = EventLogBinary()
     defer { cli.remove() }
-    let file = try cli.file("big.jsonl", try Self.export(bookings: 600, in: cli))
+    let file = try cli.file("big.jsonl", try Self.export(bookings: 1_500, in: cli))
     let disk = try SmallFileSystem(bytes: 3 << 20)
     let path = disk.path("empty.db")
     var store: EventStore? = try EventStore(path: path, projections: RestaurantBookingSchema.projections)

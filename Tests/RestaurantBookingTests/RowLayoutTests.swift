@@ -27,10 +27,32 @@ struct RowLayoutTests {
       expected += Self.bytes(of: (-1.25 as Double).bitPattern.littleEndian)
       #expect(row.bytes == expected)
       #expect(try BookingRow(row.bytes) == row)
-      #expect(
-        try row.bytes.withUnsafeBytes { try BookingRow.dateKey(of: $0) }
-          == ProjectionKeys.date(row.date, id: row.id))
+      let dateKey = try row.bytes.withUnsafeBytes { try BookingRow.dateKey(of: $0) }
+      #expect(withUnsafeBytes(of: dateKey) { Array($0) } == ProjectionKeys.date(row.date, id: row.id))
+      #expect(MemoryLayout<ProjectionKeys.DateKey>.size == 24)
+      for date in [row.date, row.createdAt, Date(timeIntervalSince1970: 0)] {
+        #expect(BookingRow.date(sortable: ProjectionKeys.dateKey(date, id: row.id).sortableDate) == date)
+      }
     }
+  }
+
+  @Test("name keys: the lower-cased name's first 400 UTF-8 bytes, 0, the ID; ASCII made byte by byte")
+  func nameKeys() {
+    let names = [
+      "", "Golden Pho 12", "ABCXYZ abcxyz @[`{", "Chez Zoë", "İstanbul Grill", "ẞ Straße", "ÀÉÎ",
+      String(repeating: "Ab", count: 300), String(repeating: "é", count: 300) + "A",
+    ]
+    for name in names {
+      var expected = Array(name.lowercased().utf8.prefix(400))
+      expected.append(0)
+      expected += Self.bytes(of: Self.id1.uuid)
+      #expect(ProjectionKeys.name(name, id: Self.id1) == expected, "\(name.prefix(20))")
+    }
+  }
+
+  @Test("a deleted booking's payload is its ID's 16 bytes, which the projection uses as its key")
+  func deletedPayload() throws {
+    #expect(try BinaryEncoder().encode(BookingDeleted(bookingID: Self.id1)) == Self.bytes(of: Self.id1.uuid))
   }
 
   @Test("a damaged row's error names the kind of row and where it broke")

@@ -6,6 +6,7 @@ struct Options: Sendable {
   var runs: Int?
   var batchSize: Int?
   var size: Int?
+  var ids = FixtureIDs.Version.timeOrdered
   var workDirectory: String?
   var allowDebug = false
   var help = false
@@ -19,7 +20,7 @@ struct Options: Sendable {
 
   static let usage = """
     USAGE: eventlog-benchmarks [--quick] [--json FILE] [--svg FILE] [--runs N] [--size N]
-                               [--batch-size N] [--system NAME]… [--work-dir DIR] [--allow-debug]
+                               [--batch-size N] [--ids 7|4] [--system NAME]… [--work-dir DIR] [--allow-debug]
                                [--list] [WORKLOAD…]
 
     Runs the workloads of GUIDE 3.3 against eventlog, lmdb-raw, lmdb-append, sqlite and seed, each
@@ -37,6 +38,8 @@ struct Options: Sendable {
       --batch-size N     events per durable commit in append.batched (default 1000, as in GUIDE 3.3);
                          with another size, the batched targets are not checked and each system's
                          batched rate is compared with its append.single rate instead
+      --ids 7|4          the fixtures' event and booking IDs: version 7, time-ordered, as the library makes
+                         them (default), or version 4, random, as it made them before
       --system NAME      only this system (repeatable): eventlog, lmdb-raw, lmdb-append, sqlite, seed
       --work-dir DIR     scratch directory for the stores (default: a new one in $TMPDIR); use a real disk
       --allow-debug      run even in a debug build (numbers are then meaningless)
@@ -76,6 +79,12 @@ struct Options: Sendable {
       case "--runs": options.runs = try positive(argument)
       case "--batch-size": options.batchSize = try positive(argument)
       case "--size": options.size = try positive(argument)
+      case "--ids":
+        let text = try value(argument)
+        guard let number = Int(text), let version = FixtureIDs.Version(rawValue: number) else {
+          throw UsageError(description: "'--ids' is 7 or 4, not '\(text)'")
+        }
+        options.ids = version
       case "--system":
         let text = try value(argument)
         guard let system = SystemID(rawValue: text) else {
@@ -116,6 +125,7 @@ struct Options: Sendable {
     if let runs { scale.runs = runs }
     if let batchSize { scale.batchSize = batchSize }
     if let size { scale.sizeOverride = size }
+    scale.ids = ids
     return scale
   }
 }

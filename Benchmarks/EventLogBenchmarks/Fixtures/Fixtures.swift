@@ -30,7 +30,8 @@ enum Fixtures {
   /// 2030-01-01T00:00:00Z: bookings are in the future.
   static let epoch = Date(timeIntervalSince1970: 1_893_456_000)
 
-  /// A restaurant with a unique name (the index is part of it).
+  /// A restaurant with a unique name (the index is part of it). Its ID is random: the remote
+  /// catalog makes restaurant IDs, not the library.
   static func restaurant(_ rng: inout SplitMix64, index: Int) -> RemoteRestaurant {
     let name =
       "\(nameAdjectives[rng.below(nameAdjectives.count)]) \(nameWords[rng.below(nameWords.count)]) \(index)"
@@ -38,11 +39,14 @@ enum Fixtures {
     return RemoteRestaurant(id: rng.uuid(), name: name, cuisine: cuisine)
   }
 
-  /// A booking at `restaurant`: its encoded payload is about 200 bytes in a compact layout.
-  static func booking(_ rng: inout SplitMix64, restaurant: RemoteRestaurant, index: Int) -> Booking {
+  /// A booking at `restaurant`: its encoded payload is about 200 bytes in a compact layout. Its
+  /// ID comes from `ids`, the rest from `rng`.
+  static func booking(
+    _ rng: inout SplitMix64, ids: inout FixtureIDs, restaurant: RemoteRestaurant, index: Int
+  ) -> Booking {
     let customer = "\(firstNames[rng.below(firstNames.count)]) \(lastNames[rng.below(lastNames.count)])"
     return Booking(
-      id: rng.uuid(), restaurantID: restaurant.id, restaurantName: restaurant.name,
+      id: ids.next(), restaurantID: restaurant.id, restaurantName: restaurant.name,
       date: epoch.addingTimeInterval(Double(rng.below(365 * 24 * 4)) * 900), partySize: 1 + rng.below(8),
       customerName: customer, notes: notes[index % notes.count],
       createdAt: Date(timeIntervalSince1970: 1_780_000_000 + Double(index)))
@@ -57,11 +61,13 @@ enum Fixtures {
   /// `count` booking creations at 100 restaurants: the append workloads' events.
   static func bookingCreations(count: Int, seed: UInt64 = seed) -> [MixedEventRecord] {
     var rng = SplitMix64(seed: seed ^ 0xB00C)
+    var ids = FixtureIDs(seed: seed ^ 0xB00C)
     let pool = (0..<100).map { restaurant(&rng, index: $0) }
     return (0..<count).map { index in
-      let booking = booking(&rng, restaurant: pool[index % pool.count], index: index)
+      // The booking's ID, then its event's: the order the repository makes them in.
+      let booking = booking(&rng, ids: &ids, restaurant: pool[index % pool.count], index: index)
       return MixedEventRecord(
-        eventID: rng.uuid(), stream: booking.id, version: 1, event: .bookingCreated(booking))
+        eventID: ids.next(), stream: booking.id, version: 1, event: .bookingCreated(booking))
     }
   }
 
@@ -69,6 +75,7 @@ enum Fixtures {
   static func readModelEvents(size: Int) -> [MixedEventRecord] {
     let restaurantCount = max(1, size / 5)
     var rng = SplitMix64(seed: seed ^ 0x2EAD)
+    var ids = FixtureIDs(seed: seed ^ 0x2EAD)
     var records: [MixedEventRecord] = []
     records.reserveCapacity(size)
     var restaurants: [RemoteRestaurant] = []
@@ -77,13 +84,13 @@ enum Fixtures {
       restaurants.append(restaurant)
       records.append(
         MixedEventRecord(
-          eventID: rng.uuid(), stream: MixedEventRecord.catalogStream, version: UInt64(index + 1),
+          eventID: ids.next(), stream: MixedEventRecord.catalogStream, version: UInt64(index + 1),
           event: .restaurantAdded(restaurant)))
     }
     for index in 0..<(size - restaurantCount) {
-      let booking = booking(&rng, restaurant: restaurants[index % restaurants.count], index: index)
+      let booking = booking(&rng, ids: &ids, restaurant: restaurants[index % restaurants.count], index: index)
       records.append(
-        MixedEventRecord(eventID: rng.uuid(), stream: booking.id, version: 1, event: .bookingCreated(booking))
+        MixedEventRecord(eventID: ids.next(), stream: booking.id, version: 1, event: .bookingCreated(booking))
       )
     }
     return records

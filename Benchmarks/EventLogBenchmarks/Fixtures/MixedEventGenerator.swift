@@ -12,6 +12,7 @@ struct MixedEventGenerator {
   let bookingWindow: Int
   let restaurantPopulation: Int
   private var rng: SplitMix64
+  private var ids: FixtureIDs
   private var restaurants: [RemoteRestaurant] = []
   private var restaurantIndex: [UUID: Int] = [:]
   private var liveBookings: [UUID] = []
@@ -21,6 +22,7 @@ struct MixedEventGenerator {
 
   init(seed: UInt64 = Fixtures.seed ^ 0x4E91, bookingWindow: Int = 2_000, restaurantPopulation: Int = 500) {
     rng = SplitMix64(seed: seed)
+    ids = FixtureIDs(seed: seed)
     self.bookingWindow = bookingWindow
     self.restaurantPopulation = restaurantPopulation
   }
@@ -40,13 +42,13 @@ struct MixedEventGenerator {
         liveBookings.removeFirst(oldest)
         oldest = 0
       }
-      return MixedEventRecord(eventID: rng.uuid(), stream: id, version: 2, event: .bookingDeleted(id))
+      return MixedEventRecord(eventID: ids.next(), stream: id, version: 2, event: .bookingDeleted(id))
     }
     let restaurant = restaurants[rng.below(restaurants.count)]
-    let booking = Fixtures.booking(&rng, restaurant: restaurant, index: counter)
+    let booking = Fixtures.booking(&rng, ids: &ids, restaurant: restaurant, index: counter)
     liveBookings.append(booking.id)
     return MixedEventRecord(
-      eventID: rng.uuid(), stream: booking.id, version: 1, event: .bookingCreated(booking))
+      eventID: ids.next(), stream: booking.id, version: 1, event: .bookingCreated(booking))
   }
 
   /// The next `count` events.
@@ -89,6 +91,6 @@ struct MixedEventGenerator {
       event = .restaurantUpdated(id: old.id, old: old, new: new)
     }
     return MixedEventRecord(
-      eventID: rng.uuid(), stream: MixedEventRecord.catalogStream, version: catalogVersion, event: event)
+      eventID: ids.next(), stream: MixedEventRecord.catalogStream, version: catalogVersion, event: event)
   }
 }

@@ -18,6 +18,9 @@ struct BenchmarkEnvironment: Codable, Sendable {
   var batchSize: Int
   /// The one size every workload ran at (`--size`), or `nil` for the mode's sizes.
   var sizeOverride: Int?
+  /// The version of the fixtures' event and booking IDs (7: time-ordered, as the library makes
+  /// them; 4: random, `--ids 4`).
+  var idVersion: Int
   var workDirectory: String
   var sqliteVersion: String
   var lmdbVersion: String
@@ -25,7 +28,7 @@ struct BenchmarkEnvironment: Codable, Sendable {
   var loadAverageAtEnd: String
 
   static func current(
-    mode: String, batchSize: Int, sizeOverride: Int?, workDirectory: String
+    mode: String, batchSize: Int, sizeOverride: Int?, idVersion: Int, workDirectory: String
   ) -> BenchmarkEnvironment {
     #if DEBUG
       let configuration = "debug"
@@ -37,7 +40,7 @@ struct BenchmarkEnvironment: Codable, Sendable {
       memoryBytes: ProcessInfo.processInfo.physicalMemory, os: osName(), kernel: kernelRelease(),
       buildConfiguration: configuration, date: ISO8601DateFormatter().string(from: Date()),
       command: (["eventlog-benchmarks"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
-      mode: mode, batchSize: batchSize, sizeOverride: sizeOverride,
+      mode: mode, batchSize: batchSize, sizeOverride: sizeOverride, idVersion: idVersion,
       workDirectory: workDirectory, sqliteVersion: String(cString: sqlite3_libversion()),
       lmdbVersion: String(cString: mdb_version(nil, nil, nil)), loadAverageAtStart: loadAverage(),
       loadAverageAtEnd: "")

@@ -43,6 +43,14 @@ enum Format {
     return String(format: "%.0f µs", value * 1e6)
   }
 
+  /// A short duration with three significant digits, down to nanoseconds (CPU time per operation).
+  static func duration(_ value: Double) -> String {
+    if value >= 1 { return significant(value) + " s" }
+    if value >= 1e-3 { return significant(value * 1e3) + " ms" }
+    if value >= 1e-6 { return significant(value * 1e6) + " µs" }
+    return significant(value * 1e9) + " ns"
+  }
+
   static func padded(_ text: String, _ width: Int, right: Bool = false) -> String {
     let count = text.count
     guard count < width else { return text }

@@ -7,6 +7,13 @@ struct Measurement: Codable, Sendable {
     var maxOpsPerSecond: Double
   }
 
+  struct CPUSpread: Codable, Sendable {
+    /// The thriftiest run's CPU seconds per operation.
+    var minSecondsPerOperation: Double
+    /// The costliest run's.
+    var maxSecondsPerOperation: Double
+  }
+
   var workload: String
   var system: String
   var size: Int
@@ -24,8 +31,17 @@ struct Measurement: Codable, Sendable {
   var warmups: Int
   var spread: Spread
   var secondsPerRun: [Double]
+  /// CPU time (user + system, every thread of the child but the memory sampler) per operation,
+  /// median over the runs: what the work costs, whatever else the machine ran meanwhile.
+  var cpuSecondsPerOperation: Double
+  var cpuSpread: CPUSpread
+  /// Each measured run's CPU seconds.
+  var cpuSecondsPerRun: [Double]
   /// This system's rate divided by eventlog's (same workload and size).
   var ratioToEventlog: Double?
+  /// Eventlog's CPU time per operation divided by this system's: like ``ratioToEventlog``, above 1
+  /// when this system spends less CPU than eventlog.
+  var cpuRatioToEventlog: Double?
   /// This system's rate divided by lmdb-append's.
   var ratioToLMDBAppend: Double?
   /// Bytes on disk of the store the runs read or wrote.
@@ -48,6 +64,12 @@ struct Measurement: Codable, Sendable {
     peakRSSBytes = report.peakRSSBytes
     peakAnonBytes = report.peakAnonBytes
     runs = report.seconds.count
+    let cpu = Summary(report.cpuSeconds.isEmpty ? [0] : report.cpuSeconds)
+    let perOperation = 1 / Double(max(1, report.operations))
+    cpuSecondsPerOperation = cpu.median * perOperation
+    cpuSpread = CPUSpread(
+      minSecondsPerOperation: cpu.minimum * perOperation, maxSecondsPerOperation: cpu.maximum * perOperation)
+    cpuSecondsPerRun = report.cpuSeconds
     self.warmups = warmups
     secondsPerRun = report.seconds
     storeBytes = report.storeBytes
@@ -71,6 +93,9 @@ extension [Measurement] {
       let peers = filter { $0.workload == self[index].workload && $0.size == self[index].size }
       if let base = peers.first(where: { $0.system == SystemID.eventlog.rawValue }) {
         self[index].ratioToEventlog = self[index].opsPerSecond / base.opsPerSecond
+        if self[index].cpuSecondsPerOperation > 0 {
+          self[index].cpuRatioToEventlog = base.cpuSecondsPerOperation / self[index].cpuSecondsPerOperation
+        }
       }
       if let append = peers.first(where: { $0.system == SystemID.lmdbAppend.rawValue }) {
         self[index].ratioToLMDBAppend = self[index].opsPerSecond / append.opsPerSecond

@@ -17,7 +17,9 @@ enum TableReport {
       Format.padded("system", 12) + Format.padded("rate/s", 11, right: true)
       + Format.padded("spread (min–max)", 22, right: true)
       + Format.padded("×eventlog", 11, right: true) + Format.padded("×lmdb-append", 14, right: true)
-      + Format.padded("median", 11, right: true) + Format.padded("peak RSS", 11, right: true)
+      + Format.padded("median", 11, right: true) + Format.padded("CPU/op", 10, right: true)
+      + Format.padded("CPU spread", 20, right: true) + Format.padded("×ev CPU", 9, right: true)
+      + Format.padded("peak RSS", 11, right: true)
       + Format.padded("peak heap", 11, right: true) + Format.padded("runs", 6, right: true)
     for workload in Workload.allCases {
       for size in results.sizes(of: workload) {
@@ -36,15 +38,17 @@ enum TableReport {
               + Format.padded(Format.ratio(row.ratioToEventlog), 11, right: true)
               + Format.padded(Format.ratio(row.ratioToLMDBAppend), 14, right: true)
               + Format.padded(Format.seconds(row.seconds), 11, right: true)
+              + Format.padded(Format.duration(row.cpuSecondsPerOperation), 10, right: true)
+              + Format.padded(
+                "\(Format.duration(row.cpuSpread.minSecondsPerOperation)) – \(Format.duration(row.cpuSpread.maxSecondsPerOperation))",
+                20, right: true)
+              + Format.padded(Format.ratio(row.cpuRatioToEventlog), 9, right: true)
               + Format.padded(Format.bytes(row.peakRSSBytes), 11, right: true)
               + Format.padded(Format.bytes(row.peakAnonBytes), 11, right: true)
               + Format.padded(row.warmups > 0 ? "\(row.runs)" : "\(row.runs)*", 6, right: true))
         }
-        let checks = Set(rows.map(\.check))
-        if checks.count > 1 {
-          lines.append(
-            "  WARNING: the systems disagree on the outcome: "
-              + rows.map { "\($0.system): \($0.check)" }.joined(separator: "; "))
+        for failure in OutcomeCheck.disagreements(rows) {
+          lines.append("  FAILED: \(failure.error)")
         }
       }
     }
@@ -54,14 +58,22 @@ enum TableReport {
     }
     lines.append("")
     lines.append("×eventlog = this system's rate / eventlog's rate (above 1: faster than eventlog).")
+    lines.append(
+      "CPU/op = the child's CPU time (user + system, all its threads) per operation, median run; "
+        + "×ev CPU = eventlog's CPU/op / this system's (above 1: cheaper than eventlog).")
     lines.append("")
-    lines.append("Targets (issue 5):")
+    lines.append("Targets (issue 15):")
     for check in targets {
       lines.append("  [\(check.workload) @ \(Format.count(check.size))] " + check.line)
     }
     if let size = environment.sizeOverride {
       lines.append(
         "  (every workload ran at \(Format.count(size)) (--size): the targets are stated for the default sizes)"
+      )
+    }
+    if environment.idVersion != FixtureIDs.Version.timeOrdered.rawValue {
+      lines.append(
+        "  (the fixtures' event and booking IDs were version \(environment.idVersion) (--ids), not the library's version 7)"
       )
     }
     if environment.batchSize != Scale.guideBatchSize {

@@ -4,6 +4,7 @@ import Foundation
 enum ChildMain {
   /// Runs the request and returns the JSON report line.
   static func run(_ request: ChildRequest) async throws -> ChildReport {
+    FixtureIDs.version = request.ids
     let system = Systems.make(request.system)
     switch request.mode {
     case .prepare:
@@ -12,7 +13,7 @@ enum ChildMain {
       try await system.prepareFixture(request.workload, size: request.size, at: fixture)
       return ChildReport(
         operations: request.size, seconds: [(ContinuousClock.now - start).seconds], peakRSSBytes: 0,
-        peakAnonBytes: 0, check: "prepared", storeBytes: FileSystem.size(of: fixture))
+        cpuSeconds: [], peakAnonBytes: 0, check: "prepared", storeBytes: FileSystem.size(of: fixture))
     case .measure:
       return try await measure(system, request)
     }
@@ -22,6 +23,7 @@ enum ChildMain {
     _ system: any BenchmarkSystem, _ request: ChildRequest
   ) async throws -> ChildReport {
     var seconds: [Double] = []
+    var cpuSeconds: [Double] = []
     var operations = 0
     var check = ""
     var storeBytes = 0
@@ -37,13 +39,24 @@ enum ChildMain {
           directory: directory)
         if index == request.warmups { MemoryProbe.resetPeak() }
         let sampler = measured ? AnonymousMemorySampler() : nil
+        let cpuStart = CPUTime.process()
         let start = ContinuousClock.now
         try await run.body()
         let elapsed = ContinuousClock.now - start
-        if let sampler { peakAnon = max(peakAnon, sampler.stop()) }
+        // The whole process's CPU time (every thread the run used: a replay's reader, a writer
+        // queue, eight appenders), less the memory sampler's own.
+        var cpu = (CPUTime.process() - cpuStart).total
+        if let sampler {
+          let (peak, samplerCPU) = sampler.stop()
+          peakAnon = max(peakAnon, peak)
+          cpu = max(0, cpu - samplerCPU)
+        }
         check = try run.finish()
         operations = run.operations
-        if measured { seconds.append(elapsed.seconds) }
+        if measured {
+          seconds.append(elapsed.seconds)
+          cpuSeconds.append(cpu)
+        }
       }
       storeBytes = FileSystem.size(
         of: request.workload.needsFixture(request.system) && !request.workload.mutatesFixture
@@ -52,7 +65,7 @@ enum ChildMain {
     }
     return ChildReport(
       operations: operations, seconds: seconds, peakRSSBytes: MemoryProbe.peakResidentBytes(),
-      peakAnonBytes: peakAnon, check: check, storeBytes: storeBytes)
+      cpuSeconds: cpuSeconds, peakAnonBytes: peakAnon, check: check, storeBytes: storeBytes)
   }
 }
 

@@ -13,6 +13,8 @@ struct ChildRequest: Codable, Sendable {
   var size: Int
   /// Events per durable commit of `append.batched`.
   var batchSize: Int
+  /// The fixtures' kind of event and booking ID.
+  var ids: FixtureIDs.Version
   var fixture: String?
   /// A scratch directory the child owns (runs use subdirectories of it).
   var directory: String
@@ -28,6 +30,9 @@ struct ChildReport: Codable, Sendable {
   var seconds: [Double]
   /// Peak resident memory of the measured runs (`ru_maxrss`).
   var peakRSSBytes: Int
+  /// The CPU time (user + system, every thread of the child but the memory sampler) of each
+  /// measured run, in seconds.
+  var cpuSeconds: [Double]
   /// Peak anonymous (heap) memory of the measured runs, sampled.
   var peakAnonBytes: Int
   /// The outcome summary of the last run (the same for every system of a workload).
@@ -42,7 +47,7 @@ extension ChildReport {
   func merging(_ later: ChildReport) -> ChildReport {
     ChildReport(
       operations: later.operations, seconds: seconds + later.seconds,
-      peakRSSBytes: max(peakRSSBytes, later.peakRSSBytes),
+      peakRSSBytes: max(peakRSSBytes, later.peakRSSBytes), cpuSeconds: cpuSeconds + later.cpuSeconds,
       peakAnonBytes: max(peakAnonBytes, later.peakAnonBytes),
       check: later.check, storeBytes: later.storeBytes)
   }

@@ -50,29 +50,38 @@ enum MemoryProbe {
   }
 }
 
-/// Samples ``MemoryProbe/anonymousBytes()`` on its own thread while a measurement runs.
+/// Samples ``MemoryProbe/anonymousBytes()`` on its own thread while a measurement runs, and
+/// keeps the CPU time that thread used, so that the measurement's CPU time can leave it out.
 final class AnonymousMemorySampler: Sendable {
   private let peak = Atomic<Int>(0)
   private let running = Atomic<Bool>(true)
+  /// The sampling thread's own CPU time, in nanoseconds, once it stopped.
+  private let ownCPUNanoseconds = Atomic<Int>(0)
   private let stopped = DispatchSemaphore(value: 0)
 
   init() {
     peak.store(MemoryProbe.anonymousBytes(), ordering: .relaxed)
     let thread = Thread { [self] in
+      let start = CPUTime.threadSeconds()
       while running.load(ordering: .relaxed) {
         let now = MemoryProbe.anonymousBytes()
         if now > peak.load(ordering: .relaxed) { peak.store(now, ordering: .relaxed) }
         usleep(1_000)
       }
+      ownCPUNanoseconds.store(Int((CPUTime.threadSeconds() - start) * 1e9), ordering: .relaxed)
       stopped.signal()
     }
     thread.start()
   }
 
-  /// Stops sampling and returns the peak seen.
-  func stop() -> Int {
+  /// Stops sampling.
+  /// - Returns: the peak seen, and the CPU seconds the sampling thread used.
+  func stop() -> (peakBytes: Int, cpuSeconds: Double) {
     running.store(false, ordering: .relaxed)
     stopped.wait()
-    return max(peak.load(ordering: .relaxed), MemoryProbe.anonymousBytes())
+    return (
+      max(peak.load(ordering: .relaxed), MemoryProbe.anonymousBytes()),
+      Double(ownCPUNanoseconds.load(ordering: .relaxed)) / 1e9
+    )
   }
 }

@@ -40,6 +40,8 @@ struct ParentRunner {
       measure(workload, size, system, into: &outcome, progress: &progress)
     }
     outcome.measurements.computeRatios()
+    // Every system of a workload must have done the same work: equal counts and fingerprints.
+    outcome.failures += OutcomeCheck.disagreements(outcome.measurements)
     return outcome
   }
 
@@ -158,7 +160,7 @@ struct ParentRunner {
   ) -> ChildRequest {
     ChildRequest(
       mode: mode, workload: workload, system: system, size: size, batchSize: scale.batchSize,
-      fixture: fixture,
+      ids: scale.ids, fixture: fixture,
       directory: directory, warmups: warmups, runs: runs)
   }
 }

@@ -21,6 +21,8 @@ struct Scale: Sendable {
   var seedSingleRunFrom: Int
   /// When set (`--size`), every workload runs at this size only.
   var sizeOverride: Int?
+  /// The fixtures' kind of event and booking ID (`--ids`).
+  var ids = FixtureIDs.Version.timeOrdered
 
   /// `append.batched`'s commit size in GUIDE 3.3, which its targets are stated for.
   static let guideBatchSize = 1000

@@ -1,17 +1,27 @@
+import Checksum
 import Foundation
 import RestaurantBooking
 
-/// The baselines' own minimal layout of events and read-model rows (no checksum, no
-/// self-description): what the `lmdb-raw`, `lmdb-append` and `sqlite` systems store.
+/// The baselines' own minimal layout of events and read-model rows (no self-description): what
+/// the `lmdb-raw`, `lmdb-append` and `sqlite` systems store. An LMDB event record ends in the
+/// CRC-32C of the bytes before it, which every read verifies, as eventlog's records do (SQLite
+/// stores the payload in a column and checks nothing).
 ///
 /// ```
 /// event record: type u8 | sequence u64 | event ID 16 | stream 16 | version u64 | recorded-at i64 | payload
+///               | CRC-32C u32 (of every byte before it)
 /// booking payload / row: id 16 | restaurant 16 | restaurant name str | date f64 | party i64
 ///                        | customer str | notes opt-str | created-at f64       (~200 bytes)
 /// restaurant row: id 16 | name str | cuisine str
 /// ```
 enum RawRecords {
   static let eventHeaderSize = 1 + 8 + 16 + 16 + 8 + 8
+  static let checksumSize = 4
+
+  /// A record whose checksum does not match its bytes, or too short to hold one.
+  struct CorruptRecord: Error, CustomStringConvertible {
+    var description: String
+  }
 
   static func writePayload(_ event: MixedEvent, into writer: inout ByteWriter) {
     switch event {
@@ -35,10 +45,11 @@ enum RawRecords {
     }
   }
 
-  /// Writes a whole event record.
+  /// Writes a whole event record, its checksum last (the writer must be empty).
   static func writeEvent(
     _ record: MixedEventRecord, sequence: UInt64, recordedAt: Int64, into writer: inout ByteWriter
   ) {
+    precondition(writer.bytes.isEmpty, "an event record starts an empty writer")
     writer.write(record.event.typeCode)
     writer.write(sequence)
     writer.write(record.eventID)
@@ -46,6 +57,25 @@ enum RawRecords {
     writer.write(record.version)
     writer.write(recordedAt)
     writePayload(record.event, into: &writer)
+    writer.write(writer.bytes.withUnsafeBytes { CRC32C.checksum($0) })
+  }
+
+  /// The type code and payload of an LMDB event record, after verifying its checksum.
+  /// - Throws: ``CorruptRecord`` when the record is short or its checksum does not match.
+  @inline(__always)
+  static func verifiedEvent(
+    _ record: UnsafeRawBufferPointer
+  ) throws(CorruptRecord) -> (type: UInt8, payload: UnsafeRawBufferPointer) {
+    guard record.count >= eventHeaderSize + checksumSize else {
+      throw CorruptRecord(description: "event record of \(record.count) bytes is too short")
+    }
+    let body = record.count - checksumSize
+    let stored = UInt32(littleEndian: record.loadUnaligned(fromByteOffset: body, as: UInt32.self))
+    guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: record[0..<body])) == stored else {
+      let sequence = UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
+      throw CorruptRecord(description: "event record \(sequence): checksum mismatch")
+    }
+    return (record[0], UnsafeRawBufferPointer(rebasing: record[eventHeaderSize..<body]))
   }
 
   static func writeBooking(_ booking: Booking, into writer: inout ByteWriter) {
@@ -93,10 +123,22 @@ enum RawRecords {
   }
 }
 
-/// The read models the raw baselines fold events into during `replay`: dictionaries by ID.
+/// The read models the raw baselines rebuild in `replay`: restaurants by ID and in name order,
+/// bookings by ID and in date order, as eventlog's projections hold them.
+///
+/// The fold keeps dictionaries by ID (``apply(type:payload:)``); ``buildOrders()`` then sorts
+/// the final state once into name order and date order, with the same keys as eventlog's
+/// `by-name` and `by-date` tables. The state is small (a few thousand rows however long the log),
+/// so this is the least work that gives the four views; eventlog's projections instead keep the
+/// ordered tables up to date at every event, since the same `apply` runs against LMDB on the live
+/// path.
 struct RawReadModels {
   var restaurants: [UUID: Restaurant] = [:]
   var bookings: [UUID: Booking] = [:]
+  /// Every restaurant by lower-cased name, then ID (after ``buildOrders()``).
+  var restaurantsByName: [Restaurant] = []
+  /// Every booking by date, then ID (after ``buildOrders()``).
+  var bookingsByDate: [Booking] = []
 
   struct UnknownType: Error, CustomStringConvertible {
     var code: UInt8
@@ -132,12 +174,28 @@ struct RawReadModels {
     }
   }
 
-  /// Folds one whole event record (header + payload).
+  /// Folds one whole LMDB event record (header + payload + checksum), after verifying its checksum.
   mutating func apply(record: UnsafeRawBufferPointer) throws {
-    guard record.count >= RawRecords.eventHeaderSize else { throw ByteReader.Truncated(offset: record.count) }
-    try apply(
-      type: record[0], payload: UnsafeRawBufferPointer(rebasing: record[RawRecords.eventHeaderSize...]))
+    let (type, payload) = try RawRecords.verifiedEvent(record)
+    try apply(type: type, payload: payload)
   }
 
-  var check: String { "restaurants=\(restaurants.count) bookings=\(bookings.count)" }
+  /// Sorts the folded state into name order and date order (part of the measured replay).
+  mutating func buildOrders() {
+    restaurantsByName = restaurants.values.map { (key: RawRecords.nameKey($0.name, id: $0.id), row: $0) }
+      .sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.row)
+    bookingsByDate = bookings.values.sorted { a, b in
+      let (x, y) = (RawRecords.dateKey(a.date, id: a.id), RawRecords.dateKey(b.date, id: b.id))
+      if x.0 != y.0 { return UInt64(bigEndian: x.0) < UInt64(bigEndian: y.0) }
+      return ReadModelFingerprint.precedes(a.id, b.id)
+    }
+  }
+
+  /// The outcome: the counts and the fingerprint of the four views (after ``buildOrders()``).
+  var check: String {
+    ReadModelFingerprint.outcome(
+      restaurantsByName: restaurantsByName, restaurantCount: restaurants.count,
+      restaurant: { restaurants[$0] },
+      bookingsByDate: bookingsByDate, bookingCount: bookings.count, booking: { bookings[$0] })
+  }
 }

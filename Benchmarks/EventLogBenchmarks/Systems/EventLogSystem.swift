@@ -77,6 +77,26 @@ struct EventLogSystem: BenchmarkSystem {
     if !pending.isEmpty { try await store.append(pending) }
   }
 
+  /// The outcome line of an append workload: events in the log, bookings in the read model.
+  static func appendOutcome(_ store: EventStore) throws -> String {
+    let bookings = try store.read { try BookingQueries.count(in: $0.projection(BookingQueries.projection)) }
+    return "events=\(try store.head()) bookings=\(bookings)"
+  }
+
+  /// The outcome line of a replay (``ReadModelFingerprint``): the listings in name and date
+  /// order, and the replay's by-ID tables.
+  static func outcome(
+    of replay: ReplayResult, restaurants: [Restaurant], bookings: [Booking]
+  ) throws -> String {
+    let restaurantView = try replay.projection(RestaurantQueries.projection)
+    let bookingView = try replay.projection(BookingQueries.projection)
+    return try ReadModelFingerprint.outcome(
+      restaurantsByName: restaurants, restaurantCount: RestaurantQueries.count(in: restaurantView),
+      restaurant: { try RestaurantQueries.restaurant(id: $0, in: restaurantView) },
+      bookingsByDate: bookings, bookingCount: BookingQueries.count(in: bookingView),
+      booking: { try BookingQueries.booking(id: $0, in: bookingView) })
+  }
+
   func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws {
     let store = try Self.open(path, durable: false)
     switch workload {
@@ -110,7 +130,7 @@ struct EventLogSystem: BenchmarkSystem {
           try await store.append(try records[range].map(Self.append(for:)))
         }
       } finish: {
-        "events=\(try store.head())"
+        try Self.appendOutcome(store)
       }
     case .appendSingle:
       let store = try Self.open(directory, durable: true)
@@ -121,12 +141,12 @@ struct EventLogSystem: BenchmarkSystem {
           try await store.append(append.events, to: append.stream, expectedVersion: append.expectedVersion)
         }
       } finish: {
-        "events=\(try store.head())"
+        try Self.appendOutcome(store)
       }
     case .appendConcurrent:
       let store = try Self.open(directory, durable: true)
       let records = Fixtures.bookingCreations(count: size)
-      let shares = partition(size, into: ConcurrentWorkload.tasks).map { Array(records[$0]) }
+      let shares = ConcurrentWorkload.shares(of: records)
       return PreparedRun(operations: size) {
         try await withThrowingTaskGroup(of: Void.self) { group in
           for share in shares {
@@ -141,20 +161,22 @@ struct EventLogSystem: BenchmarkSystem {
           try await group.waitForAll()
         }
       } finish: {
-        "events=\(try store.head())"
+        try Self.appendOutcome(store)
       }
     case .replay:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .eventlog) }
       let store = try Self.open(fixture, durable: true)
       let box = ReplayOutcome()
       return PreparedRun(operations: size) {
-        box.result = try store.replay()
+        // The replay, then the two orders as the repositories list them (`eventlog replay --json`).
+        let replay = try store.replay()
+        box.restaurants = try RestaurantQueries.all(in: replay.projection(RestaurantQueries.projection))
+        box.bookings = try BookingQueries.all(in: replay.projection(BookingQueries.projection))
+        box.result = replay
       } finish: {
         guard let replay = box.result else { return "no replay" }
-        let restaurants = try RestaurantQueries.count(in: replay.projection(RestaurantQueries.projection))
-        let bookings = try BookingQueries.count(in: replay.projection(BookingQueries.projection))
-        box.result = nil
-        return "restaurants=\(restaurants) bookings=\(bookings)"
+        defer { box.clear() }
+        return try Self.outcome(of: replay, restaurants: box.restaurants, bookings: box.bookings)
       }
     case .syncDiff:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .eventlog) }
@@ -168,7 +190,11 @@ struct EventLogSystem: BenchmarkSystem {
         box.summary = try await repository.refresh()
       } finish: {
         guard let s = box.summary else { return "no refresh" }
-        return "added=\(s.added) updated=\(s.updated) removed=\(s.removed) unchanged=\(s.unchanged)"
+        let catalog = try store.read {
+          try RestaurantQueries.allByID(in: $0.projection(RestaurantQueries.projection))
+        }
+        return "added=\(s.added) updated=\(s.updated) removed=\(s.removed) unchanged=\(s.unchanged) "
+          + ReadModelFingerprint.outcome(restaurants: catalog)
       }
     case .readAll:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .eventlog) }
@@ -176,13 +202,12 @@ struct EventLogSystem: BenchmarkSystem {
       let restaurantRepository = EventSourcedRestaurantRepository(
         store: store, source: MemoryRestaurantSource(rows: []), origin: "bench")
       let bookingRepository = EventSourcedBookingRepository(store: store, origin: "bench")
-      let box = CountBox()
+      let box = ListsBox()
       return PreparedRun(operations: size) {
-        let restaurants = try await restaurantRepository.getAll()
-        let bookings = try await bookingRepository.getAll()
-        box.counts = (restaurants.count, bookings.count)
+        box.restaurants = try await restaurantRepository.getAll()
+        box.bookings = try await bookingRepository.getAll()
       } finish: {
-        "restaurants=\(box.counts.0) bookings=\(box.counts.1)"
+        box.outcome()
       }
     }
   }
@@ -199,12 +224,28 @@ struct MemoryRestaurantSource: RestaurantSource {
 /// What the measured closure of a run hands to its `finish` (same task, one after the other).
 final class ReplayOutcome {
   var result: ReplayResult?
+  var restaurants: [Restaurant] = []
+  var bookings: [Booking] = []
+
+  func clear() {
+    result = nil
+    restaurants = []
+    bookings = []
+  }
 }
 
 final class SummaryBox {
   var summary: RefreshSummary?
 }
 
-final class CountBox {
-  var counts = (0, 0)
+/// The lists a `read.all` run read, for its `finish`.
+final class ListsBox {
+  var restaurants: [Restaurant] = []
+  var bookings: [Booking] = []
+
+  /// The outcome line (``ReadModelFingerprint``); empties the box.
+  func outcome() -> String {
+    defer { (restaurants, bookings) = ([], []) }
+    return ReadModelFingerprint.outcome(restaurants: restaurants, bookings: bookings)
+  }
 }

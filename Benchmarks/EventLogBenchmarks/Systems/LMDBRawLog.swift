@@ -10,7 +10,8 @@ import RestaurantBooking
 /// | `events` (`MDB_INTEGERKEY`) | sequence → event record |
 /// | `event_ids` | event ID (16) → sequence |
 /// | `streams` (`MDB_DUPSORT`, `MDB_DUPFIXED`) | stream (16) → version BE + sequence BE |
-/// | `bookings_by_id` / `bookings_by_date` | ID / date+ID → booking row |
+/// | `bookings_by_id` | ID → booking row |
+/// | `bookings_by_date` | date+ID → nothing (an index, as eventlog's `by-date` since projection version 2) |
 /// | `restaurants_by_id` / `restaurants_by_name` | ID / lower-cased name+0+ID → restaurant row |
 final class LMDBRawLog: @unchecked Sendable {
   // @unchecked Sendable: the database handles are immutable after `init`; `head` and `scratch`
@@ -49,6 +50,13 @@ final class LMDBRawLog: @unchecked Sendable {
       if rc == MDB_NOTFOUND { return 0 }
       try mdbCheck(rc, "mdb_cursor_get")
       return bytes(of: key).loadUnaligned(as: UInt64.self)
+    }
+  }
+
+  /// The outcome line of an append workload: events in the log, bookings in the read model.
+  func appendOutcome() throws -> String {
+    try environment.read { txn in
+      "events=\(try RawLMDB.count(txn, events)) bookings=\(try RawLMDB.count(txn, bookingsByID))"
     }
   }
 
@@ -110,7 +118,7 @@ final class LMDBRawLog: @unchecked Sendable {
           try RawLMDB.put(txn, bookingsByID, key: key, value: row)
         }
         try withUnsafeBytes(of: RawRecords.dateKey(booking.date, id: booking.id)) { key in
-          try RawLMDB.put(txn, bookingsByDate, key: key, value: row)
+          try RawLMDB.put(txn, bookingsByDate, key: key, value: UnsafeRawBufferPointer(rebasing: row[0..<0]))
         }
       }
     case .bookingDeleted(let id):

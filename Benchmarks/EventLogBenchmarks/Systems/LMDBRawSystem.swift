@@ -33,7 +33,7 @@ struct LMDBRawSystem: BenchmarkSystem {
       return PreparedRun(operations: size) {
         for range in batches(size, of: batchSize) { try log.append(records[range]) }
       } finish: {
-        "events=\(try log.environment.read { try RawLMDB.count($0, log.events) })"
+        try log.appendOutcome()
       }
     case .appendSingle:
       let log = try LMDBRawLog(path: directory, durable: true)
@@ -41,19 +41,19 @@ struct LMDBRawSystem: BenchmarkSystem {
       return PreparedRun(operations: size) {
         for record in records { try log.append(CollectionOfOne(record)) }
       } finish: {
-        "events=\(try log.environment.read { try RawLMDB.count($0, log.events) })"
+        try log.appendOutcome()
       }
     case .appendConcurrent:
       let log = try LMDBRawLog(path: directory, durable: true)
       let records = Fixtures.bookingCreations(count: size)
-      let shares = partition(size, into: ConcurrentWorkload.tasks).map { Array(records[$0]) }
+      let shares = ConcurrentWorkload.shares(of: records)
       return PreparedRun(operations: size) {
         // One OS thread per writer: each blocks in its own write transaction, which LMDB serialises.
         try await Threads.run(shares) { share in
           for record in share { try log.append(CollectionOfOne(record)) }
         }
       } finish: {
-        "events=\(try log.environment.read { try RawLMDB.count($0, log.events) })"
+        try log.appendOutcome()
       }
     case .replay:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .lmdbRaw) }
@@ -69,9 +69,9 @@ struct LMDBRawSystem: BenchmarkSystem {
     case .readAll:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .lmdbRaw) }
       let log = try LMDBRawLog(path: fixture, durable: true)
-      let box = CountBox()
+      let box = ListsBox()
       return PreparedRun(operations: size) {
-        let (restaurants, bookings) = try log.environment.read { txn -> ([Restaurant], [Booking]) in
+        (box.restaurants, box.bookings) = try log.environment.read { txn -> ([Restaurant], [Booking]) in
           var restaurants: [Restaurant] = []
           restaurants.reserveCapacity(try RawLMDB.count(txn, log.restaurantsByName))
           try RawLMDB.scan(txn, log.restaurantsByName) { _, value in
@@ -80,27 +80,36 @@ struct LMDBRawSystem: BenchmarkSystem {
           }
           var bookings: [Booking] = []
           bookings.reserveCapacity(try RawLMDB.count(txn, log.bookingsByDate))
-          try RawLMDB.scan(txn, log.bookingsByDate) { _, value in
-            var reader = ByteReader(value)
-            bookings.append(try RawRecords.readBooking(&reader))
+          // The date index in order, each row from the ID table, as eventlog's query reads them.
+          try RawLMDB.scan(txn, log.bookingsByDate) { key, _ in
+            let id = UnsafeRawBufferPointer(rebasing: key[(key.count - 16)...])
+            let booking = try RawLMDB.get(txn, log.bookingsByID, key: id) { row in
+              var reader = ByteReader(row)
+              return try RawRecords.readBooking(&reader)
+            }
+            guard let booking else {
+              throw RawRecords.CorruptRecord(description: "the date index names a missing booking")
+            }
+            bookings.append(booking)
           }
           return (restaurants, bookings)
         }
-        box.counts = (restaurants.count, bookings.count)
       } finish: {
-        "restaurants=\(box.counts.0) bookings=\(box.counts.1)"
+        box.outcome()
       }
     case .syncDiff:
       throw UnsupportedWorkload(workload: workload, system: .lmdbRaw)
     }
   }
 
-  /// One cursor scan of the event records, decoded and folded into dictionaries.
+  /// One cursor scan of the event records, each verified against its checksum, decoded and
+  /// folded into dictionaries by ID; then the name and date orders (``RawReadModels``).
   static func replay(_ environment: RawEnvironment, _ events: MDB_dbi) throws -> RawReadModels {
     var models = RawReadModels()
     try environment.read { txn in
       try RawLMDB.scan(txn, events) { _, record in try models.apply(record: record) }
     }
+    models.buildOrders()
     return models
   }
 }

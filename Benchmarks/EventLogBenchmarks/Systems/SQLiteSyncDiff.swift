@@ -35,7 +35,6 @@ final class SQLiteSyncDiff {
   /// Diffs `rows` against the table and appends the differences.
   /// - Returns: the counts, as `RefreshSummary` prints them for the other systems.
   func refresh(with rows: [RemoteRestaurant]) throws -> String {
-    var rng = SplitMix64(seed: UInt64(rows.count))
     return try log.transaction {
       try log.database.execute("DELETE FROM remote")
       for row in rows {
@@ -83,7 +82,8 @@ final class SQLiteSyncDiff {
         version += 1
         try log.apply(
           MixedEventRecord(
-            eventID: rng.uuid(), stream: MixedEventRecord.catalogStream, version: version, event: change),
+            eventID: FixtureIDs.now(), stream: MixedEventRecord.catalogStream, version: version, event: change
+          ),
           recordedAt: recordedAt)
       }
       try log.database.execute("DELETE FROM remote")

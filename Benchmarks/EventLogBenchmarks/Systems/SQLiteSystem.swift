@@ -24,11 +24,11 @@ struct SQLiteSystem: BenchmarkSystem {
       }
     case .syncDiff:
       let local = SyncScenario(size: size).local
-      var rng = SplitMix64(seed: Fixtures.seed ^ 0x5D)
+      var ids = FixtureIDs(seed: Fixtures.seed ^ 0x5D)
       try log.append(
         local.enumerated().map { index, row in
           MixedEventRecord(
-            eventID: rng.uuid(), stream: MixedEventRecord.catalogStream, version: UInt64(index + 1),
+            eventID: ids.next(), stream: MixedEventRecord.catalogStream, version: UInt64(index + 1),
             event: .restaurantAdded(row))
         })
     case .appendBatched, .appendSingle, .appendConcurrent:
@@ -47,7 +47,7 @@ struct SQLiteSystem: BenchmarkSystem {
       return PreparedRun(operations: size) {
         for range in batches(size, of: batchSize) { try log.append(records[range]) }
       } finish: {
-        "events=\(try log.count("events"))"
+        "events=\(try log.count("events")) bookings=\(try log.count("bookings"))"
       }
     case .appendSingle:
       let log = try SQLiteLog(directory: directory, durable: true)
@@ -55,18 +55,18 @@ struct SQLiteSystem: BenchmarkSystem {
       return PreparedRun(operations: size) {
         for record in records { try log.append(CollectionOfOne(record)) }
       } finish: {
-        "events=\(try log.count("events"))"
+        "events=\(try log.count("events")) bookings=\(try log.count("bookings"))"
       }
     case .appendConcurrent:
       let shared = SharedSQLiteLog(try SQLiteLog(directory: directory, durable: true))
       let records = Fixtures.bookingCreations(count: size)
-      let shares = partition(size, into: ConcurrentWorkload.tasks).map { Array(records[$0]) }
+      let shares = ConcurrentWorkload.shares(of: records)
       return PreparedRun(operations: size) {
         try await Threads.run(shares) { share in
           for record in share { try shared.append(record) }
         }
       } finish: {
-        "events=\(try shared.count())"
+        try shared.outcome()
       }
     case .replay:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .sqlite) }
@@ -79,6 +79,7 @@ struct SQLiteSystem: BenchmarkSystem {
         while try scan.step() {
           try models.apply(type: UInt8(truncatingIfNeeded: scan.int64(0)), payload: scan.blob(1))
         }
+        models.buildOrders()
         box.models = models
       } finish: {
         defer { box.models = RawReadModels() }
@@ -91,10 +92,11 @@ struct SQLiteSystem: BenchmarkSystem {
       let remote = SyncScenario(size: size).remote
       let diff = try SQLiteSyncDiff(log: log)
       let box = CheckBox()
+      let catalog = try log.database.prepare("SELECT id, name, cuisine FROM restaurants ORDER BY id")
       return PreparedRun(operations: size) {
         box.check = try diff.refresh(with: remote)
       } finish: {
-        box.check
+        box.check + " " + ReadModelFingerprint.outcome(restaurants: try Self.restaurants(catalog))
       }
     case .readAll:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .sqlite) }
@@ -106,16 +108,9 @@ struct SQLiteSystem: BenchmarkSystem {
         SELECT id, restaurant_id, restaurant_name, date, party_size, customer_name, notes, created_at
         FROM bookings ORDER BY date, id
         """)
-      let box = CountBox()
+      let box = ListsBox()
       return PreparedRun(operations: size) {
-        var restaurants: [Restaurant] = []
-        defer { restaurantsQuery.reset() }
-        while try restaurantsQuery.step() {
-          restaurants.append(
-            Restaurant(
-              id: try restaurantsQuery.uuid(0), name: restaurantsQuery.text(1) ?? "",
-              cuisine: Cuisine(rawValue: restaurantsQuery.text(2) ?? "")))
-        }
+        let restaurants = try Self.restaurants(restaurantsQuery)
         var bookings: [Booking] = []
         defer { bookingsQuery.reset() }
         while try bookingsQuery.step() {
@@ -127,11 +122,25 @@ struct SQLiteSystem: BenchmarkSystem {
               customerName: q.text(5) ?? "", notes: q.text(6),
               createdAt: Date(timeIntervalSince1970: q.double(7))))
         }
-        box.counts = (restaurants.count, bookings.count)
+        (box.restaurants, box.bookings) = (restaurants, bookings)
       } finish: {
-        "restaurants=\(box.counts.0) bookings=\(box.counts.1)"
+        box.outcome()
       }
     }
+  }
+}
+
+extension SQLiteSystem {
+  /// Every row of `query` (`SELECT id, name, cuisine …`) as a restaurant; resets the statement.
+  static func restaurants(_ query: SQLiteStatement) throws -> [Restaurant] {
+    var restaurants: [Restaurant] = []
+    defer { query.reset() }
+    while try query.step() {
+      restaurants.append(
+        Restaurant(
+          id: try query.uuid(0), name: query.text(1) ?? "", cuisine: Cuisine(rawValue: query.text(2) ?? "")))
+    }
+    return restaurants
   }
 }
 
@@ -148,8 +157,9 @@ final class SharedSQLiteLog: @unchecked Sendable {
     try lock.withLock { try log.append(CollectionOfOne(record)) }
   }
 
-  func count() throws -> Int {
-    try lock.withLock { try log.count("events") }
+  /// The outcome line of an append workload: events in the log, bookings in the read model.
+  func outcome() throws -> String {
+    try lock.withLock { "events=\(try log.count("events")) bookings=\(try log.count("bookings"))" }
   }
 }
 

@@ -62,7 +62,10 @@ struct SeedSystem: BenchmarkSystem {
     return PreparedRun(operations: size) {
       state.check = Self.refresh(&state.restaurants, fetched: state.fetched)
     } finish: {
-      state.check
+      let catalog = state.restaurants.sorted { ReadModelFingerprint.precedes($0.id, $1.id) }.map {
+        Restaurant(id: $0.id, name: $0.name, cuisine: Cuisine(rawValue: $0.cuisine))
+      }
+      return state.check + " " + ReadModelFingerprint.outcome(restaurants: catalog)
     }
   }
 }

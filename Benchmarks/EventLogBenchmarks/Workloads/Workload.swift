@@ -74,4 +74,11 @@ enum SystemID: String, CaseIterable, Sendable, Codable {
 /// `append.concurrent`: how many tasks (or threads) append at once.
 enum ConcurrentWorkload {
   static let tasks = 8
+
+  /// The records each task appends: every eighth, so that at any moment the eight tasks append
+  /// neighbouring records, as eight appenders making their IDs as they go would (time-ordered IDs
+  /// made at the same moment are neighbours).
+  static func shares<Record>(of records: [Record]) -> [[Record]] {
+    (0..<tasks).map { task in Array(stride(from: task, to: records.count, by: tasks).map { records[$0] }) }
+  }
 }

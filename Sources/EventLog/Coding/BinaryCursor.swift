@@ -192,6 +192,16 @@ struct BinaryCursor {
     return Data(UnsafeRawBufferPointer(rebasing: buffer[range]))
   }
 
+  /// `count` raw bytes (a fixed-size field such as a UUID's), inside the buffer.
+  mutating func readFixedBytes(
+    _ count: Int, _ what: StaticString
+  ) throws(BinaryReadFailure) -> UnsafeRawBufferPointer {
+    let start = offset
+    guard buffer.count &- start >= count else { throw endOfData(at: start, what) }
+    offset = start &+ count
+    return UnsafeRawBufferPointer(rebasing: buffer[start..<(start &+ count)])
+  }
+
   mutating func readUUID() throws(BinaryReadFailure) -> UUID {
     let start = offset
     guard buffer.count &- start >= 16 else { throw endOfData(at: start, "UUID") }

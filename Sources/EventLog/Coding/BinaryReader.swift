@@ -31,6 +31,13 @@ public struct BinaryReader: ~Copyable {
     do throws(BinaryReadFailure) { return try cursor.readUUID() } catch { throw fail(error) }
   }
 
+  /// Reads a `UUID`'s 16 raw bytes without creating the `UUID`: for copying an ID from a payload
+  /// into a row or a key.
+  /// - Returns: bytes inside the reader's buffer, valid as long as it is.
+  public mutating func uuidBytes() throws -> UnsafeRawBufferPointer {
+    do throws(BinaryReadFailure) { return try cursor.readFixedBytes(16, "UUID") } catch { throw fail(error) }
+  }
+
   /// Reads a `String` (varint length, UTF-8).
   public mutating func string() throws -> String {
     do throws(BinaryReadFailure) { return try cursor.readString() } catch { throw fail(error) }

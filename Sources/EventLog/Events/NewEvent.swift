@@ -18,12 +18,13 @@ public struct NewEvent: Sendable, Hashable {
   /// Encodes `payload` as a new event.
   /// - Parameters:
   ///   - payload: the event.
-  ///   - id: the event's ID; a new random one by default. Pass a stable ID to make a retried
-  ///     append idempotent.
+  ///   - id: the event's ID; by default a new version-7 UUID (``UUID/version7()``), time-ordered,
+  ///     so that the ID index takes it near its end. Pass a stable ID to make a retried append
+  ///     idempotent.
   ///   - metadata: correlation, causation and origin.
   /// - Throws: `EncodingError` when the payload cannot be encoded.
   public init<E: EventPayload>(
-    _ payload: E, id: UUID = UUID(), metadata: EventMetadata = EventMetadata()
+    _ payload: E, id: UUID = .version7(), metadata: EventMetadata = EventMetadata()
   ) throws {
     self.id = id
     self.type = E.eventType

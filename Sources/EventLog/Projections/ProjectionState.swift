@@ -79,29 +79,51 @@ public final class ProjectionState {
     return result
   }
 
+  /// Calls `body` with the bytes stored under `key` (given as bytes in scratch memory) in
+  /// `table`, without copying them out: ``withValue(forKey:in:_:)`` for keys built without an
+  /// array.
+  @inlinable
+  public func withValue<R>(
+    forKey key: UnsafeRawBufferPointer, in table: String, _ body: (UnsafeRawBufferPointer) throws -> R
+  ) throws -> R? {
+    var result: R?
+    try withStoredBytes(forKey: key, in: table) { result = try body($0) }
+    return result
+  }
+
   /// Calls `body` with the bytes stored under `key` in `table`, if any.
   @usableFromInline
   func withStoredBytes(
     forKey key: [UInt8], in table: String, _ body: (UnsafeRawBufferPointer) throws -> Void
   ) throws {
+    try key.withUnsafeBytes { try withStoredBytes(forKey: $0, in: table, body) }
+  }
+
+  /// Calls `body` with the bytes stored under `key` in `table`, if any.
+  @usableFromInline
+  func withStoredBytes(
+    forKey key: UnsafeRawBufferPointer, in table: String, _ body: (UnsafeRawBufferPointer) throws -> Void
+  ) throws {
     if let txn = transaction {
-      let database = try database(table)
-      _ = try key.withUnsafeBytes { try txn.withValue(forKey: $0, in: database, body) }
+      _ = try txn.withValue(forKey: key, in: try database(table), body)
     } else {
       _ = try memoryTable(table).withValue(forKey: key, body)
     }
   }
 
-  /// Stores `value` under `key` in `table`, replacing what was there.
-  ///
-  /// Both arrays are taken over (`consuming`): in memory they are stored as they are, so a caller
-  /// that passes its last use of them spares a retain and a release of each.
-  public func put(_ value: consuming [UInt8], forKey key: consuming [UInt8], in table: String) throws {
+  /// Stores `value` under `key` in `table`, replacing what was there. Both are copied.
+  public func put(_ value: [UInt8], forKey key: [UInt8], in table: String) throws {
+    try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(v, forKey: k, in: table) } }
+  }
+
+  /// Stores a copy of `value` under a copy of `key` in `table`, replacing what was there: for
+  /// keys and rows built in scratch memory (`withUnsafeBytes(of:)`, a temporary allocation), so
+  /// that a hot `apply` creates no array.
+  public func put(
+    _ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in table: String
+  ) throws {
     if let txn = transaction {
-      let database = try database(table)
-      try key.withUnsafeBytes { k in
-        try value.withUnsafeBytes { v in try txn.put(v, forKey: k, in: database) }
-      }
+      try txn.put(value, forKey: key, in: try database(table))
     } else {
       try memoryTable(table).setValue(value, forKey: key)
     }
@@ -111,9 +133,15 @@ public final class ProjectionState {
   /// - Returns: whether it was there.
   @discardableResult
   public func delete(forKey key: [UInt8], in table: String) throws -> Bool {
+    try key.withUnsafeBytes { try delete(forKey: $0, in: table) }
+  }
+
+  /// Removes `key` (given as bytes in scratch memory) from `table`.
+  /// - Returns: whether it was there.
+  @discardableResult
+  public func delete(forKey key: UnsafeRawBufferPointer, in table: String) throws -> Bool {
     if let txn = transaction {
-      let database = try database(table)
-      return try key.withUnsafeBytes { try txn.delete(forKey: $0, in: database) }
+      return try txn.delete(forKey: key, in: try database(table))
     } else {
       return try memoryTable(table).removeValue(forKey: key)
     }

@@ -37,6 +37,22 @@ public final class ProjectionView {
     }
   }
 
+  /// Calls `body` with the bytes stored under `key` in `table` without copying them out, or
+  /// returns `nil` when the key is absent. The bytes are valid only inside `body`.
+  /// - Complexity: O(log n) live, O(1) on a replay's in-memory tables.
+  public func withValue<R>(
+    forKey key: UnsafeRawBufferPointer, in table: String, _ body: (UnsafeRawBufferPointer) throws -> R
+  ) throws -> R? {
+    switch backend {
+    case .lmdb(let txn, let databases):
+      guard let database = databases[table] else { throw unknown(table) }
+      return try storage { try txn.withValue(forKey: key, in: database, body) }
+    case .memory(let tables):
+      guard let memory = tables[table] else { throw unknown(table) }
+      return try memory.withValue(forKey: key, body)
+    }
+  }
+
   /// The row stored under `key`, decoded, or `nil`.
   public func row<T: Decodable>(_ type: T.Type, forKey key: [UInt8], in table: String) throws -> T? {
     guard let bytes = try value(forKey: key, in: table) else { return nil }

@@ -41,12 +41,12 @@ struct BookingRow: Hashable, Sendable {
   }
 
   /// The `by-date` key of a stored row, read without decoding its strings (the deletion path).
-  static func dateKey(of bytes: UnsafeRawBufferPointer) throws(RowError) -> [UInt8] {
+  static func dateKey(of bytes: UnsafeRawBufferPointer) throws(RowError) -> ProjectionKeys.DateKey {
     var reader = try RowReader(bytes, format: format, row: "booking")
     let id = try reader.uuid()
     try reader.skip(16)  // restaurant ID
     try reader.skipString()  // restaurant name
-    return ProjectionKeys.date(try reader.date(), id: id)
+    return ProjectionKeys.dateKey(try reader.date(), id: id)
   }
 
   init(_ bytes: [UInt8]) throws {
@@ -76,9 +76,30 @@ struct BookingRow: Hashable, Sendable {
   /// - Throws: what decoding the payload as `BookingCreated` would throw.
   static func transcoding(_ payload: UnsafeRawBufferPointer) throws -> (bytes: [UInt8], id: UUID, date: Date)
   {
+    try withTranscodedRow(payload) { row, key in
+      (ByteArray.copy(row), UUID(uuid: key.id), BookingRow.date(sortable: key.sortableDate))
+    }
+  }
+
+  /// The date of a date-order key's first 8 bytes (as ``ProjectionKeys/dateKey(_:id:)`` stores it).
+  static func date(sortable stored: UInt64) -> Date {
+    let sortable = UInt64(bigEndian: stored)
+    let bits = (sortable & (1 << 63)) != 0 ? sortable & ~(1 << 63) : ~sortable
+    return Date(timeIntervalSince1970: Double(bitPattern: bits))
+  }
+
+  /// Calls `body` with the row of a `BookingCreated` payload of the current schema, written into
+  /// scratch memory (``transcoding(_:)`` without the array), and its `by-date` key, whose last 16
+  /// bytes are the `by-id` key. Both are valid only during the call.
+  /// - Throws: what decoding the payload as `BookingCreated` would throw, or what `body` throws.
+  static func withTranscodedRow<R>(
+    _ payload: UnsafeRawBufferPointer,
+    _ body: (_ row: UnsafeRawBufferPointer, _ dateKey: ProjectionKeys.DateKey) throws -> R
+  ) throws -> R {
     var reader = BinaryReader(payload)
-    let id = try reader.uuid()
-    let restaurantID = try reader.uuid()
+    // IDs and strings are copied as bytes: neither a `UUID` nor a `String` is made.
+    let id = try reader.uuidBytes()
+    let restaurantID = try reader.uuidBytes()
     let restaurantName = try reader.stringBytes()
     let date = try reader.date()
     let partySize = try reader.int()
@@ -89,17 +110,19 @@ struct BookingRow: Hashable, Sendable {
     let size =
       1 + 16 + 16 + RowWriter.size(ofUTF8: restaurantName.count) + 8 + 8
       + RowWriter.size(ofUTF8: customerName.count) + RowWriter.size(ofOptionalUTF8: notes?.count) + 8
-    let bytes = RowWriter.row(format: format, size: size) { writer in
-      writer.uuid(id)
-      writer.uuid(restaurantID)
+    let key = ProjectionKeys.dateKey(date, id: id.loadUnaligned(as: uuid_t.self))
+    return try RowWriter.withRow(format: format, size: size) { writer in
+      writer.bytes(id)
+      writer.bytes(restaurantID)
       writer.string(utf8: restaurantName)
       writer.date(date)
       writer.int(partySize)
       writer.string(utf8: customerName)
       writer.optionalString(utf8: notes)
       writer.date(createdAt)
+    } use: { row in
+      try body(row, key)
     }
-    return (bytes, id, date)
   }
 
   var booking: Booking {

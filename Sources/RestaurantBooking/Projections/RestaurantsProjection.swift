@@ -52,7 +52,9 @@ public struct RestaurantsProjection: Projection {
       }
     }
     if same(event.stream.rawValue, RestaurantBookingStreams.catalog.rawValue) {
-      try state.put(ProjectionKeys.uint64(event.version), forKey: Self.catalogVersionKey, in: Self.meta)
+      try withUnsafeBytes(of: event.version.bigEndian) { version in
+        try Self.catalogVersionKey.withUnsafeBytes { try state.put(version, forKey: $0, in: Self.meta) }
+      }
     }
   }
 

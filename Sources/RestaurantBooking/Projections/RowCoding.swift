@@ -14,11 +14,21 @@ struct RowWriter {
   /// A row of exactly `size` bytes, starting with `format`, written by `body` (``ByteArray/make(count:_:)``).
   /// `size` must be what `body` writes (use ``size(of:)`` for strings); writing past it traps.
   static func row(format: UInt8, size: Int, _ body: (inout RowWriter) -> Void) -> [UInt8] {
-    ByteArray.make(count: size) { buffer in
+    withRow(format: format, size: size, body) { ByteArray.copy($0) }
+  }
+
+  /// A row of exactly `size` bytes, starting with `format`, written by `body` into scratch memory
+  /// and handed to `use` (valid only during the call): a row that is only copied into tables
+  /// needs no array of its own.
+  static func withRow<R>(
+    format: UInt8, size: Int, _ body: (inout RowWriter) -> Void, use: (UnsafeRawBufferPointer) throws -> R
+  ) rethrows -> R {
+    try withUnsafeTemporaryAllocation(byteCount: size, alignment: 1) { buffer in
       var writer = RowWriter(buffer: buffer)
       writer.byte(format)
       body(&writer)
       precondition(writer.offset == size, "a row wrote \(writer.offset) bytes, not the \(size) declared")
+      return try use(UnsafeRawBufferPointer(buffer))
     }
   }
 
@@ -49,6 +59,12 @@ struct RowWriter {
 
   mutating func uuid(_ value: UUID) {
     buffer.storeBytes(of: value.uuid, toByteOffset: reserve(16), as: uuid_t.self)
+  }
+
+  /// Writes `value`'s bytes as they are (a UUID's 16 raw bytes read from a payload).
+  mutating func bytes(_ value: UnsafeRawBufferPointer) {
+    let start = reserve(value.count)
+    UnsafeMutableRawBufferPointer(rebasing: buffer[start..<(start + value.count)]).copyMemory(from: value)
   }
 
   mutating func uint64(_ value: UInt64) {

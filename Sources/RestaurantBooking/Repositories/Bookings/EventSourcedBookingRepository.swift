@@ -45,8 +45,9 @@ public final class EventSourcedBookingRepository: BookingRepository {
     let createdAt = now()
     let (name, storedNotes) = try BookingRules.validate(
       date: date, partySize: partySize, customerName: customerName, notes: notes, now: createdAt)
-    let bookingID = UUID()
-    let eventID = UUID()
+    // Time-ordered IDs (version 7): the booking tables and the ID index take them near their ends.
+    let bookingID = UUID.version7()
+    let eventID = UUID.version7()
     let metadata = EventMetadata(correlationID: UUID(), origin: origin)
     for _ in 0..<Self.maximumAttempts {
       let (restaurant, catalogVersion) = try store.read { snapshot in
