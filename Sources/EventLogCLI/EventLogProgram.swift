@@ -83,12 +83,17 @@ public enum EventLogProgram {
     ExportCommand.self, ImportCommand.self, PushCommand.self, PullCommand.self, ReplicateCommand.self,
   ]
 
-  static let globalSpec = CommandSpec(
-    name: "", abstract: "Audit, replay and verify the event log of the restaurant-booking data layer.",
-    options: [
-      .option("db", "PATH", "The LMDB environment directory (default: $EVENTLOG_DB, else ./eventlog.db)."),
-      .flag("version", "Show the version."),
-    ])
+  /// The options before the command.
+  struct GlobalOptions: ArgumentGroup {
+    @Option(
+      "db", "PATH", help: "The LMDB environment directory (default: $EVENTLOG_DB, else ./eventlog.db).",
+      type: .nonEmpty("a directory"))
+    var db: String?
+    @Flag("version", help: "Show the version.")
+    var version: Bool
+  }
+
+  static let abstract = "Audit, replay and verify the event log of the restaurant-booking data layer."
 
   /// Runs the program and returns its exit status.
   ///
@@ -111,21 +116,23 @@ public enum EventLogProgram {
     var databasePath = environment["EVENTLOG_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "./eventlog.db"
     do {
       // Global options may stand anywhere before `--`.
+      let db = "--" + GlobalOptions().$db.slot.definition.name
       var index = 0
       while index < arguments.count && arguments[index] != "--" {
         let argument = arguments[index]
-        if argument == "--db" {
-          guard index + 1 < arguments.count, !arguments[index + 1].isEmpty else {
+        if argument == db || argument.hasPrefix(db + "=") {
+          let value: String?
+          if argument == db {
+            value = index + 1 < arguments.count ? arguments[index + 1] : nil
+            arguments.removeSubrange(index...min(index + 1, arguments.count - 1))
+          } else {
+            value = String(argument.dropFirst(db.count + 1))
+            arguments.remove(at: index)
+          }
+          guard let value, !value.isEmpty else {
             throw UsageError("missing value for '--db <PATH>'", usage: globalUsage)
           }
-          databasePath = arguments[index + 1]
-          arguments.removeSubrange(index...(index + 1))
-        } else if argument.hasPrefix("--db=") {
-          databasePath = String(argument.dropFirst(5))
-          guard !databasePath.isEmpty else {
-            throw UsageError("missing value for '--db <PATH>'", usage: globalUsage)
-          }
-          arguments.remove(at: index)
+          databasePath = value
         } else {
           index += 1
         }
@@ -133,7 +140,7 @@ public enum EventLogProgram {
       guard let first = arguments.first else {
         throw UsageError("missing command", usage: globalUsage)
       }
-      if first == "--help" || first == "-h" || first == "help" {
+      if CommandSignature.isHelp(first) || first == "help" {
         console.print(topLevelHelp())
         return 0
       }
@@ -145,22 +152,22 @@ public enum EventLogProgram {
         databasePath: databasePath, console: console, environment: environment, dependencies: dependencies)
       if let group = groups.first(where: { $0.name == first }) {
         let rest = Array(arguments.dropFirst())
-        guard let name = rest.first, !name.hasPrefix("-") || name == "--help" || name == "-h" else {
+        guard let name = rest.first, !name.hasPrefix("-") || CommandSignature.isHelp(name) else {
           if let flag = rest.first {
             throw UsageError("unknown option '\(flag)' for '\(group.name)'", usage: groupUsage(group))
           }
           throw UsageError("missing subcommand for '\(group.name)'", usage: groupUsage(group))
         }
-        if name == "--help" || name == "-h" {
+        if CommandSignature.isHelp(name) {
           console.print(groupHelp(group))
           return 0
         }
-        guard let command = group.commands.first(where: { $0.spec.name == name }) else {
+        guard let command = group.commands.first(where: { $0.configuration.name == name }) else {
           throw UsageError("unknown subcommand '\(name)' for '\(group.name)'", usage: groupUsage(group))
         }
         return try await run(command, prefix: "eventlog \(group.name)", Array(rest.dropFirst()), context)
       }
-      guard let command = commands.first(where: { $0.spec.name == first }) else {
+      guard let command = commands.first(where: { $0.configuration.name == first }) else {
         if first.hasPrefix("-") { throw UsageError("unknown option '\(first)'", usage: globalUsage) }
         throw UsageError("unknown command '\(first)'", usage: globalUsage)
       }
@@ -183,17 +190,31 @@ public enum EventLogProgram {
   private static func run(
     _ command: any CLICommand.Type, prefix: String, _ arguments: [String], _ context: CommandContext
   ) async throws -> Int32 {
-    let usage = command.spec.usage(prefix: prefix)
-    let parsed = try ParsedArguments(arguments, spec: command.spec, usage: usage)
-    if parsed.wantsHelp {
-      context.console.print(command.spec.help(prefix: prefix))
-      return 0
-    }
-    let instance = try command.init(parsed, usage: usage)
+    try await run(command.init(), prefix: prefix, arguments, context)
+  }
+
+  /// Parses `arguments` into `command`'s declarations, validates and runs it.
+  private static func run<C: CLICommand>(
+    _ command: C, prefix: String, _ arguments: [String], _ context: CommandContext
+  ) async throws -> Int32 {
+    let signature = CommandSignature(C.configuration, declaredIn: command)
+    let usage = signature.usage(prefix: prefix)
     do {
-      try await instance.run(context)
+      guard try signature.parse(arguments) else {
+        context.console.print(signature.help(prefix: prefix))
+        return 0
+      }
+      try command.validate()
+    } catch {
+      throw UsageError(error.message, usage: usage)
+    }
+    do {
+      try await command.run(context)
     } catch {
       context.removeEnvironmentIfCreated()
+      if let usageError = error as? UsageError, usageError.usage.isEmpty {
+        throw UsageError(usageError.message, usage: usage)
+      }
       throw error
     }
     return 0
@@ -207,39 +228,35 @@ public enum EventLogProgram {
   static var globalUsage: String { "eventlog [--db PATH] COMMAND [OPTIONS]" }
 
   static func groupUsage(_ group: Group) -> String {
-    "eventlog \(group.name) \(group.commands.map { $0.spec.name }.joined(separator: "|")) [OPTIONS]"
+    "eventlog \(group.name) \(group.commands.map { $0.configuration.name }.joined(separator: "|")) [OPTIONS]"
   }
 
   static func groupHelp(_ group: Group) -> String {
     var lines = ["OVERVIEW: \(group.abstract)", "", "USAGE: \(groupUsage(group))", "", "SUBCOMMANDS:"]
-    let width = group.commands.map { $0.spec.name.count }.max() ?? 0
-    for command in group.commands {
-      lines.append(
-        "  \(command.spec.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(command.spec.abstract)"
-      )
-    }
+    lines += CommandSignature.columns(
+      group.commands.map { ($0.configuration.name, $0.configuration.abstract) })
+    lines += ["", "OPTIONS:"]
+    lines += CommandSignature.columns([("-h, --help", "Show help information.")])
     lines += ["", "  See 'eventlog \(group.name) SUBCOMMAND --help' for details."]
     return lines.joined(separator: "\n")
   }
 
   static func topLevelHelp() -> String {
-    var lines = ["OVERVIEW: \(globalSpec.abstract)", "", "USAGE: \(globalUsage)", "", "OPTIONS:"]
-    lines.append(
-      "  --db <PATH>   The LMDB environment directory (default: $EVENTLOG_DB, else ./eventlog.db).")
-    lines.append("  --version     Show the version.")
-    lines.append("  --help        Show help information.")
+    var lines = ["OVERVIEW: \(abstract)", "", "USAGE: \(globalUsage)", "", "OPTIONS:"]
+    let global = CommandSignature(
+      CommandConfiguration(name: "", abstract: abstract), declaredIn: GlobalOptions())
+    lines += CommandSignature.columns(
+      global.options.map { ($0.synopsis(angled: true), $0.help) } + [("-h, --help", "Show help information.")]
+    )
     lines += ["", "COMMANDS:"]
     var entries: [(String, String)] = []
     for group in groups {
       for command in group.commands {
-        entries.append(("\(group.name) \(command.spec.name)", command.spec.abstract))
+        entries.append(("\(group.name) \(command.configuration.name)", command.configuration.abstract))
       }
     }
-    for command in commands { entries.append((command.spec.name, command.spec.abstract)) }
-    let width = entries.map(\.0.count).max() ?? 0
-    for (name, abstract) in entries {
-      lines.append("  \(name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(abstract)")
-    }
+    for command in commands { entries.append((command.configuration.name, command.configuration.abstract)) }
+    lines += CommandSignature.columns(entries)
     lines += ["", "  See 'eventlog COMMAND --help' for details."]
     return lines.joined(separator: "\n")
   }

@@ -4,38 +4,27 @@ import Replication
 
 /// `eventlog log`: the audit trail, filtered, paged through without loading the log whole.
 struct LogCommand: CLICommand {
-  static let spec = CommandSpec(
-    name: "log", abstract: "Show the audit trail: every event, oldest first.",
-    options: [
-      .flag(
-        "json", #"One JSON object per line (the export format; an event the server refused adds "rejected")."#
-      ),
-      .option("stream", "ID", "Only events of this stream."),
-      .option("type", "NAME", "Only events of this type."),
-      .option("from", "SEQ", "Start at this sequence number."),
-      .option("to", "SEQ", "Stop at this sequence number."),
-      .option("limit", "N", "Show at most N events."),
-    ])
+  static let configuration = CommandConfiguration(
+    name: "log", abstract: "Show the audit trail: every event, oldest first.")
 
+  @Flag(
+    "json",
+    help: #"One JSON object per line (the export format; an event the server refused adds "rejected")."#)
   var json: Bool
+  @Option("stream", "ID", help: "Only events of this stream.", type: .streamID)
   var stream: StreamID?
+  @Option("type", "NAME", help: "Only events of this type.")
   var type: String?
-  var from: UInt64
+  @Option("from", "SEQ", help: "Start at this sequence number.", type: .sequence)
+  var from: UInt64 = 1
+  @Option("to", "SEQ", help: "Stop at this sequence number.", type: .sequence)
   var to: UInt64?
-  var limit: Int
+  @Option("limit", "N", help: "Show at most N events.", type: .integer(in: 0...Int.max))
+  var limit: Int = .max
 
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    json = arguments.flag("json")
-    stream = arguments.value("stream").map { StreamID($0) }
-    if let reason = stream?.invalidReason {
-      throw UsageError("invalid value for '--stream': \(reason)", usage: usage)
-    }
-    type = arguments.value("type")
-    from = try arguments.sequence("from", usage: usage) ?? 1
-    to = try arguments.sequence("to", usage: usage)
-    limit = try arguments.integer("limit", in: 0...Int.max, usage: usage) ?? .max
+  func validate() throws(UsageError) {
     if let to, to < from {
-      throw UsageError("'--to \(to)' is before '--from \(from)'", usage: usage)
+      throw UsageError("'--to \(to)' is before '--from \(from)'")
     }
   }
 
@@ -99,23 +88,12 @@ struct LogCommand: CLICommand {
 
 /// `eventlog show SEQ`: one event in full.
 struct ShowCommand: CLICommand {
-  static let spec = CommandSpec(
-    name: "show", abstract: "Show one event in full.",
-    arguments: [.init(name: "SEQ", help: "The event's sequence number.")],
-    options: [.flag("json", "As one JSON object (the log format).")])
+  static let configuration = CommandConfiguration(name: "show", abstract: "Show one event in full.")
 
+  @Argument("SEQ", help: "The event's sequence number.", type: .sequence)
   var sequence: UInt64
+  @Flag("json", help: "As one JSON object (the log format).")
   var json: Bool
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    let text = arguments.positionals[0]
-    guard let sequence = UInt64(text), sequence > 0 else {
-      throw UsageError(
-        "invalid sequence number '\(text)' for 'SEQ': expected a positive integer", usage: usage)
-    }
-    self.sequence = sequence
-    json = arguments.flag("json")
-  }
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)

@@ -4,25 +4,19 @@ import Foundation
 /// `eventlog verify`: checksums, gap-free sequence, stream versions, indexes, projection
 /// checkpoints and projections against a replay.
 struct VerifyCommand: CLICommand {
-  static let spec = CommandSpec(
+  static let configuration = CommandConfiguration(
     name: "verify",
     abstract: "Check every record's checksum, the sequence, stream versions, indexes and projections.",
-    options: [
-      .flag(
-        "json",
-        #"As {"ok", "events", "problems": [{"seq", "problem"}], "skipped": [{"seq", "kind", "reason"}]}."#)
-    ],
     discussion: """
       Exits with status 1 when a problem is found. Events the projections skip (of a type or schema version \
       this build cannot read, or breaking the domain's rules, as pulled from another device) are listed, \
       not counted as problems.
       """)
 
+  @Flag(
+    "json",
+    help: #"As {"ok", "events", "problems": [{"seq", "problem"}], "skipped": [{"seq", "kind", "reason"}]}."#)
   var json: Bool
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    json = arguments.flag("json")
-  }
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
@@ -84,15 +78,11 @@ extension VerifyCommand {
 
 /// `eventlog stats`: counts, sizes, head and per-type counts.
 struct StatsCommand: CLICommand {
-  static let spec = CommandSpec(
-    name: "stats", abstract: "Show counts, sizes, the head sequence and per-type counts.",
-    options: [.flag("json", "As one JSON object.")])
+  static let configuration = CommandConfiguration(
+    name: "stats", abstract: "Show counts, sizes, the head sequence and per-type counts.")
 
+  @Flag("json", help: "As one JSON object.")
   var json: Bool
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    json = arguments.flag("json")
-  }
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
