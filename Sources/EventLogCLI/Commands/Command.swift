@@ -30,14 +30,21 @@ extension CLICommand {
 }
 
 /// A command that failed for a reason other than its usage: exit 1, `Error: …` on stderr.
-public struct CommandFailure: Error, CustomStringConvertible {
+public struct CommandFailure: Error, CustomStringConvertible, LocalizedError {
   /// What went wrong, naming the flag, field, row, event or path.
   public var message: String
+  /// The error that caused it, when there is one (its description is part of ``message``).
+  public var underlyingError: (any Error)?
 
-  /// Creates a failure.
-  public init(_ message: String) { self.message = message }
+  /// Creates a failure, keeping the error that caused it.
+  public init(_ message: String, underlying: (any Error)? = nil) {
+    self.message = message
+    self.underlyingError = underlying
+  }
 
   public var description: String { message }
+  /// The description: `LocalizedError`'s text is the same sentence.
+  public var errorDescription: String? { message }
 }
 
 /// What every command receives: the environment path, the console and the composition root's
@@ -105,9 +112,9 @@ struct CommandContext: Sendable {
       return store
     } catch let error as EventStoreError {
       if case .storage(let storage) = error, storage.code == .notFound {
-        throw CommandFailure("'\(databasePath)' is not an event log (\(storage))")
+        throw CommandFailure("'\(databasePath)' is not an event log (\(storage))", underlying: error)
       }
-      throw CommandFailure("cannot open the event log at '\(databasePath)': \(error)")
+      throw CommandFailure("cannot open the event log at '\(databasePath)': \(error)", underlying: error)
     }
   }
 }

@@ -1,6 +1,8 @@
+import Foundation
+
 /// A command line that does not fit the command's declarations: exit status 64, with the usage
 /// line.
-public struct UsageError: Error, Equatable, CustomStringConvertible {
+public struct UsageError: Error, Equatable, CustomStringConvertible, LocalizedError {
   /// What is wrong, naming the flag or argument.
   public var message: String
   /// The usage line of the command concerned; empty to let the program fill in the command's.
@@ -13,4 +15,6 @@ public struct UsageError: Error, Equatable, CustomStringConvertible {
   }
 
   public var description: String { message }
+  /// The description: `LocalizedError`'s text is the same sentence.
+  public var errorDescription: String? { message }
 }
