@@ -3,12 +3,38 @@ import Foundation
 import Replication
 import RestaurantBooking
 
+/// How stream IDs are shown and read back on the command line: the domain's spelling.
+///
+/// Every output writes UUIDs in lower case; a domain whose stream names hold a UUID in another
+/// case (the booking streams, `booking-<UPPER UUID>` as stored) shows them lower-cased and reads
+/// either case back, so that `import` restores the stored names and `export` of the result gives
+/// the same bytes.
+public struct StreamNames: Sendable {
+  /// The name shown for a stored stream.
+  public var displayed: @Sendable (StreamID) -> String
+  /// The stored stream of a name as shown or typed.
+  public var stored: @Sendable (String) -> StreamID
+
+  /// Names with the given spellings.
+  public init(
+    displayed: @escaping @Sendable (StreamID) -> String, stored: @escaping @Sendable (String) -> StreamID
+  ) {
+    self.displayed = displayed
+    self.stored = stored
+  }
+
+  /// Names shown and read as stored.
+  public static let verbatim = StreamNames(displayed: { $0.rawValue }, stored: { StreamID($0) })
+}
+
 /// The concrete pieces the composition root (`main.swift`) hands to the commands.
 public struct Dependencies: Sendable {
   /// Opens the event store with the application's projections.
   public var openStore: @Sendable (_ path: String, _ options: EventStore.Options) throws -> EventStore
   /// The application's event types, for JSON rendering and import.
   public var eventTypes: EventTypeRegistry
+  /// How stream IDs are shown and read back.
+  public var streamNames: StreamNames
   /// The domain's rules for events that come from elsewhere (imports refuse an event that
   /// breaks them); `nil` admits every event.
   public var admission: (any EventAdmission)?
@@ -32,6 +58,7 @@ public struct Dependencies: Sendable {
   public init(
     openStore: @escaping @Sendable (String, EventStore.Options) throws -> EventStore,
     eventTypes: EventTypeRegistry,
+    streamNames: StreamNames = .verbatim,
     admission: (any EventAdmission)? = nil,
     isReplicated: @escaping @Sendable (StreamID) -> Bool = { _ in false },
     replicationTransport: (@Sendable (String) throws -> any ReplicationTransport)? = nil,
@@ -42,6 +69,7 @@ public struct Dependencies: Sendable {
   ) {
     self.openStore = openStore
     self.eventTypes = eventTypes
+    self.streamNames = streamNames
     self.admission = admission
     self.isReplicated = isReplicated
     self.replicationTransport = replicationTransport
@@ -182,7 +210,7 @@ public enum EventLogProgram {
       return 1  // reported by Console.finish
     } catch {
       console.flush()
-      console.error("Error: \(TerminalText.escaped(describe(error)))")
+      console.error("Error: \(TerminalText.escaped(describe(error, streams: dependencies.streamNames)))")
       return 1
     }
   }
@@ -221,8 +249,13 @@ public enum EventLogProgram {
   }
 
   /// One line for any error, naming what it concerns.
-  static func describe(_ error: any Error) -> String {
-    String(describing: error)
+  ///
+  /// A stream named in an ``EventStoreError`` is shown as ``StreamNames/displayed`` shows it.
+  static func describe(_ error: any Error, streams: StreamNames = .verbatim) -> String {
+    if case .wrongExpectedVersion(let stream, let expected, let actual) = error as? EventStoreError {
+      return "stream '\(streams.displayed(stream))' expected \(expected) but is at version \(actual)"
+    }
+    return String(describing: error)
   }
 
   static var globalUsage: String { "eventlog [--db PATH] COMMAND [OPTIONS]" }

@@ -28,6 +28,8 @@ struct InProcessCLI {
         admission: RestaurantBookingSchema.admission, options: options)
     },
     eventTypes: RestaurantBookingSchema.eventTypes,
+    streamNames: StreamNames(
+      displayed: RestaurantBookingStreams.displayName(of:), stored: RestaurantBookingStreams.stream(named:)),
     admission: RestaurantBookingSchema.admission,
     isReplicated: RestaurantBookingSchema.isReplicated,
     restaurantSource: { from, apiKey in

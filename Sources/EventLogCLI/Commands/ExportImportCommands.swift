@@ -29,7 +29,7 @@ struct ExportCommand: CLICommand {
     let file = try outputFile.map { try OutputFile(path: $0, environment: store.path) }
     var buffer = ""
     try store.forEachEvent { event in
-      let line = try EventJSON.line(event, registry: registry)
+      let line = try EventJSON.line(event, registry: registry, streams: context.dependencies.streamNames)
       if let file {
         buffer += line
         buffer += "\n"
@@ -92,14 +92,16 @@ struct ImportCommand: CLICommand {
       if line.isEmpty && index == lines.count - 1 { break }
       let number = index + 1
       let offset = text.utf8.distance(from: text.utf8.startIndex, to: line.startIndex)
-      let entry = try EventJSON.parse(line, number: number, offset: offset, registry: registry)
+      let entry = try EventJSON.parse(
+        line, number: number, offset: offset, registry: registry, streams: context.dependencies.streamNames)
       guard entry.sequence == count + 1 else {
         throw CommandFailure("line \(number): 'seq' is \(entry.sequence), expected \(count + 1)")
       }
       let expected = (versions[entry.stream] ?? 0) + 1
       guard entry.version == expected else {
         throw CommandFailure(
-          "line \(number): stream '\(entry.stream)' 'version' is \(entry.version), expected \(expected)")
+          "line \(number): stream '\(context.dependencies.streamNames.displayed(entry.stream))' 'version' is \(entry.version), expected \(expected)"
+        )
       }
       guard ids.insert(entry.event.id).inserted else {
         throw CommandFailure(

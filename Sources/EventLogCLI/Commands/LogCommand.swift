@@ -11,7 +11,7 @@ struct LogCommand: CLICommand {
     "json",
     help: #"One JSON object per line (the export format; an event the server refused adds "rejected")."#)
   var json: Bool
-  @Option("stream", "ID", help: "Only events of this stream.", type: .streamID)
+  @Option("stream", "ID", help: "Only events of this stream (a UUID in it in either case).", type: .streamID)
   var stream: StreamID?
   @Option("type", "NAME", help: "Only events of this type.")
   var type: String?
@@ -35,7 +35,7 @@ struct LogCommand: CLICommand {
     // The events the replication server refused (usually none), shown with their reason.
     let rejected = Dictionary(
       try LocalReplica(store: store, isReplicated: context.dependencies.isReplicated).rejections().map {
-        ($0.sequence, $0.reason)
+        ($0.sequence, UUIDText.lowercased($0.reason))
       }, uniquingKeysWith: { first, _ in first })
     var shown = 0
     var page = Table(["SEQ", "RECORDED AT", "STREAM", "VER", "TYPE", "PAYLOAD"], rightAligned: [0, 3])
@@ -51,7 +51,7 @@ struct LogCommand: CLICommand {
       shown += 1
       let rejection = rejected.isEmpty ? nil : rejected[event.sequence]
       if json {
-        let line = try EventJSON.line(event, registry: registry)
+        let line = try EventJSON.line(event, registry: registry, streams: context.dependencies.streamNames)
         if let rejection, line.hasSuffix("}") {
           console.print(line.dropLast() + #","rejected":"# + JSONValue.string(rejection).rendered() + "}")
         } else {
@@ -60,7 +60,8 @@ struct LogCommand: CLICommand {
       } else {
         let summary = EventJSON.summary(event, registry: registry)
         page.append([
-          String(event.sequence), ISO8601.string(from: event.recordedAt), event.stream.rawValue,
+          String(event.sequence), ISO8601.string(from: event.recordedAt),
+          context.dependencies.streamNames.displayed(event.stream),
           String(event.version), event.type,
           rejection.map { "[rejected by the server: \($0)] \(summary)" } ?? summary,
         ])
@@ -68,7 +69,7 @@ struct LogCommand: CLICommand {
       }
       return true
     }
-    if let stream {
+    if let stream = stream.map({ context.dependencies.streamNames.stored($0.rawValue) }) {
       var nextVersion: UInt64 = 1
       walk: while true {
         let events = try store.events(in: stream, fromVersion: nextVersion, limit: 1_000)
@@ -102,7 +103,8 @@ struct ShowCommand: CLICommand {
     }
     let registry = context.dependencies.eventTypes
     if json {
-      context.console.print(try EventJSON.line(event, registry: registry))
+      context.console.print(
+        try EventJSON.line(event, registry: registry, streams: context.dependencies.streamNames))
       return
     }
     let payload: String
@@ -113,23 +115,23 @@ struct ShowCommand: CLICommand {
     }
     var table = Table(["FIELD", "VALUE"])
     table.append(["seq", String(event.sequence)])
-    table.append(["id", event.id.uuidString.lowercased()])
-    table.append(["stream", event.stream.rawValue])
+    table.append(["id", event.id.lowercasedString])
+    table.append(["stream", context.dependencies.streamNames.displayed(event.stream)])
     table.append(["version", String(event.version)])
     table.append(["type", "\(event.type) (schema \(event.schemaVersion))"])
     table.append(["recordedAt", ISO8601.string(from: event.recordedAt)])
-    table.append(["correlationId", event.metadata.correlationID?.uuidString.lowercased() ?? "-"])
-    table.append(["causationId", event.metadata.causationID?.uuidString.lowercased() ?? "-"])
+    table.append(["correlationId", event.metadata.correlationID?.lowercasedString ?? "-"])
+    table.append(["causationId", event.metadata.causationID?.lowercasedString ?? "-"])
     table.append(["origin", event.metadata.origin.isEmpty ? "-" : event.metadata.origin])
     let replica = LocalReplica(store: store, isReplicated: context.dependencies.isReplicated)
     if let pulled = try replica.origin(ofLocalSequence: sequence) {
       table.append([
         "pulled",
-        "server position \(pulled.position), from device \(pulled.device.uuidString.lowercased()) (its seq \(pulled.sequence))",
+        "server position \(pulled.position), from device \(pulled.device.lowercasedString) (its seq \(pulled.sequence))",
       ])
     }
     if let rejection = try replica.rejections().first(where: { $0.sequence == sequence }) {
-      table.append(["rejected", "by the server: \(rejection.reason)"])
+      table.append(["rejected", "by the server: \(UUIDText.lowercased(rejection.reason))"])
     }
     table.append(["payload", payload])
     context.console.print(table.rendered(), terminator: "")

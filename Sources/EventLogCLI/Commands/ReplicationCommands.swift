@@ -175,7 +175,7 @@ struct RemoteStatusCommand: CLICommand {
       let rejected = status.rejected.map { rejection in
         JSONValue.object([
           ("seq", .uint(rejection.sequence)), ("id", .optional(rejection.id?.uuidString.lowercased())),
-          ("reason", .string(rejection.reason)),
+          ("reason", .string(UUIDText.lowercased(rejection.reason))),
         ])
       }
       context.console.print(
@@ -198,7 +198,8 @@ struct RemoteStatusCommand: CLICommand {
       var rejections = Table(["SEQ", "ID", "REASON"], rightAligned: [0])
       for rejection in status.rejected {
         rejections.append([
-          String(rejection.sequence), rejection.id?.uuidString.lowercased() ?? "-", rejection.reason,
+          String(rejection.sequence), rejection.id?.lowercasedString ?? "-",
+          UUIDText.lowercased(rejection.reason),
         ])
       }
       context.console.print(rejections.rendered(), terminator: "")

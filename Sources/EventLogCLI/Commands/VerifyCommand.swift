@@ -26,13 +26,14 @@ struct VerifyCommand: CLICommand {
     if json {
       let problems = report.problems.map { problem in
         JSONValue.object([
-          ("seq", problem.sequence.map(JSONValue.uint) ?? .null), ("problem", .string(problem.problem)),
+          ("seq", problem.sequence.map(JSONValue.uint) ?? .null),
+          ("problem", .string(UUIDText.lowercased(problem.problem))),
         ])
       }
       let skipped = report.skipped.map { event in
         JSONValue.object([
           ("seq", .uint(event.sequence)), ("kind", .string(Self.name(of: event.kind))),
-          ("reason", .string(event.reason)),
+          ("reason", .string(UUIDText.lowercased(event.reason))),
         ])
       }
       context.console.print(
@@ -47,14 +48,14 @@ struct VerifyCommand: CLICommand {
         context.console.print("\(report.skipped.count) event(s) are kept but not projected:")
         var table = Table(["SEQ", "KIND", "REASON"], rightAligned: [0])
         for event in report.skipped {
-          table.append([String(event.sequence), Self.name(of: event.kind), event.reason])
+          table.append([String(event.sequence), Self.name(of: event.kind), UUIDText.lowercased(event.reason)])
         }
         context.console.print(table.rendered(), terminator: "")
       }
     } else {
       var table = Table(["SEQ", "PROBLEM"], rightAligned: [0])
       for problem in report.problems {
-        table.append([problem.sequence.map(String.init) ?? "-", problem.problem])
+        table.append([problem.sequence.map(String.init) ?? "-", UUIDText.lowercased(problem.problem)])
       }
       context.console.print(table.rendered(), terminator: "")
     }
@@ -101,7 +102,7 @@ struct StatsCommand: CLICommand {
     let fileSize =
       (try? FileManager.default.attributesOfItem(atPath: store.path + "/data.mdb")[.size] as? Int) ?? 0
     let sortedTypes = types.sorted { $0.key < $1.key }
-    let device = store.deviceID.map { $0.uuidString.lowercased() }
+    let device = store.deviceID.map(\.lowercasedString)
     let skipped = try store.skippedCount()
     if json {
       context.console.print(
