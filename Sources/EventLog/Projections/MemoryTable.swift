@@ -53,6 +53,13 @@ final class MemoryTable {
     storage.setValue(value, forKey: key)
   }
 
+  /// Stores a copy of `value` under a copy of `key` unless `key` is present.
+  /// - Returns: whether it stored them (`false`: the key was present, and nothing changed).
+  /// - Complexity: O(1) on average, amortized over the arena's growth and compactions.
+  func insertValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) -> Bool {
+    storage.insertValue(value, forKey: key)
+  }
+
   /// Stores `value` under `key`, replacing what was there.
   func setValue(_ value: [UInt8], forKey key: [UInt8]) {
     value.withUnsafeBytes { value in key.withUnsafeBytes { key in storage.setValue(value, forKey: key) } }
@@ -170,6 +177,22 @@ final class MemoryTable {
           hash: hash, offset: offset, keyCount: UInt32(key.count), valueCount: UInt32(value.count))
         count += 1
       }
+    }
+
+    mutating func insertValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) -> Bool {
+      precondition(key.count <= Int(UInt32.max) && value.count <= Int(UInt32.max), "entry too large")
+      let hash = MemoryTable.hash(key)
+      guard case .vacant(var index) = find(key, hash: hash) else { return false }
+      if (count + 1) * 2 > capacity {
+        resize(to: capacity * 2)
+        guard case .vacant(let moved) = find(key, hash: hash) else { preconditionFailure("key appeared") }
+        index = moved
+      }
+      let offset = append(key, value)
+      slots[index] = Slot(
+        hash: hash, offset: offset, keyCount: UInt32(key.count), valueCount: UInt32(value.count))
+      count += 1
+      return true
     }
 
     mutating func removeValue(forKey key: UnsafeRawBufferPointer) -> Bool {

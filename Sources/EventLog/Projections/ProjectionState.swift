@@ -129,6 +129,24 @@ public final class ProjectionState {
     }
   }
 
+  /// Stores a copy of `value` under a copy of `key` in `table` unless `key` is present there.
+  /// - Returns: whether it stored them (`false`: the key was present, and nothing changed).
+  /// - Complexity: O(log n) in LMDB (one search), O(1) in memory.
+  public func insert(
+    _ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in table: String
+  ) throws -> Bool {
+    if let txn = transaction {
+      do {
+        try txn.put(value, forKey: key, in: try database(table), flags: .noOverwrite)
+        return true
+      } catch let error as LMDBError where error.code == .keyExists {
+        return false
+      }
+    } else {
+      return try memoryTable(table).insertValue(value, forKey: key)
+    }
+  }
+
   /// Removes `key` from `table`.
   /// - Returns: whether it was there.
   @discardableResult

@@ -1,0 +1,127 @@
+import Foundation
+
+/// What one event type does to a ``TableProjection``'s rows: create (or replace) a row, update
+/// one, delete one, or anything else (``custom(_:_:)``).
+///
+/// ```swift
+/// handlers: [
+///   .create(UserRegistered.self) { User(id: $0.userID, name: $0.name, email: $0.email, createdAt: $0.createdAt) },
+///   .update(UserRenamed.self, key: \.userID) { user, event in user.name = event.name },
+///   .delete(UserDeleted.self, key: \.userID),
+/// ]
+/// ```
+///
+/// The event is decoded as its type (through its upcaster for an older schema); the engine keeps
+/// every index in step.
+public struct TableHandler<Row: TableRow>: Sendable {
+  /// The stored type name of the events it handles.
+  public let eventType: String
+  @usableFromInline let apply: @Sendable (RecordedEvent, TableWriter<Row>) throws -> Void
+
+  @usableFromInline
+  init(eventType: String, apply: @escaping @Sendable (RecordedEvent, TableWriter<Row>) throws -> Void) {
+    self.eventType = eventType
+    self.apply = apply
+  }
+
+  /// A handler of `eventType` that does what `apply` does.
+  @inlinable
+  public static func custom(
+    _ eventType: String, _ apply: @escaping @Sendable (RecordedEvent, TableWriter<Row>) throws -> Void
+  ) -> TableHandler {
+    TableHandler(eventType: eventType, apply: apply)
+  }
+
+  /// Stores the row `row` makes of the event; a row stored under the same primary key is replaced.
+  @inlinable
+  public static func create<E: EventPayload>(
+    _ type: E.Type, _ row: @escaping @Sendable (E) throws -> Row
+  ) -> TableHandler {
+    custom(E.eventType) { event, table in try table.put(row(event.decode(E.self))) }
+  }
+
+  /// Changes the row under `key` with `change`.
+  /// - Parameter ifMissing: what an event for a key without a row does (by default it fails the
+  ///   event: the log and the projection disagree).
+  @inlinable
+  public static func update<E: EventPayload>(
+    _ type: E.Type, key: @escaping @Sendable (E) -> TableKey, ifMissing: MissingRow<E> = .fail,
+    _ change: @escaping @Sendable (inout Row, E) throws -> Void
+  ) -> TableHandler {
+    custom(E.eventType) { event, table in
+      let decoded = try event.decode(E.self)
+      let key = key(decoded)
+      if try !table.update(forKey: key, { try change(&$0, decoded) }) {
+        try ifMissing.handle(decoded, key: key, projection: table.projection)
+      }
+    }
+  }
+
+  /// Changes the row whose UUID primary key `key` gives with `change`.
+  @inlinable
+  public static func update<E: EventPayload>(
+    _ type: E.Type, key: @escaping @Sendable (E) -> UUID, ifMissing: MissingRow<E> = .fail,
+    _ change: @escaping @Sendable (inout Row, E) throws -> Void
+  ) -> TableHandler {
+    update(type, key: { TableKey.uuid(key($0)) }, ifMissing: ifMissing, change)
+  }
+
+  /// Deletes the row under `key`, if there is one.
+  @inlinable
+  public static func delete<E: EventPayload>(
+    _ type: E.Type, key: @escaping @Sendable (E) -> TableKey
+  ) -> TableHandler {
+    custom(E.eventType) { event, table in _ = try table.delete(forKey: key(event.decode(E.self))) }
+  }
+
+  /// Deletes the row whose UUID primary key `key` gives, if there is one.
+  @inlinable
+  public static func delete<E: EventPayload>(
+    _ type: E.Type, key: @escaping @Sendable (E) -> UUID
+  ) -> TableHandler {
+    delete(type, key: { TableKey.uuid(key($0)) })
+  }
+}
+
+/// What an update for a key without a row does.
+public enum MissingRow<E>: Sendable {
+  /// Fails the event with ``TableError/missingRow(projection:key:)``.
+  case fail
+  /// Fails the event with the error made of it.
+  case failWith(@Sendable (E) -> any Error)
+  /// Does nothing.
+  case ignore
+
+  @usableFromInline
+  func handle(_ event: E, key: TableKey, projection: String) throws {
+    switch self {
+    case .fail: throw TableError.missingRow(projection: projection, key: key)
+    case .failWith(let error): throw error(event)
+    case .ignore: break
+    }
+  }
+}
+
+/// What a ``TableProjection``'s table engine refuses.
+public enum TableError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
+  /// An update for a key that has no row.
+  case missingRow(projection: String, key: TableKey)
+  /// A key that LMDB cannot store: empty, or longer than ``TableKey/maximumLength`` bytes.
+  case invalidKey(projection: String, table: String, length: Int)
+  /// An index entry whose row is not stored (a damaged projection; `verify` reports it too).
+  case danglingIndexEntry(projection: String, index: String, key: TableKey)
+
+  public var description: String {
+    switch self {
+    case .missingRow(let projection, let key):
+      "projection '\(projection)' has no row for key \(key)"
+    case .invalidKey(let projection, let table, let length):
+      "projection '\(projection)' table '\(table)': a key of \(length) bytes cannot be stored (1 to \(TableKey.maximumLength))"
+    case .danglingIndexEntry(let projection, let index, let key):
+      "projection '\(projection)' index '\(index)' names a row that is not stored (entry \(key))"
+    }
+  }
+
+  /// The description: `LocalizedError`'s text is the same sentence.
+  public var errorDescription: String? { description }
+}

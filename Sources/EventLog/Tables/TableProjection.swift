@@ -1,0 +1,158 @@
+/// A projection that is a table of rows: a primary key, ordered indexes, and per event type a
+/// create, update or delete of a row. The engine keeps every index in step on each put, replace
+/// and delete, inside the append's transaction and in replay alike, and ``TableReader`` reads a
+/// row by key, every row in an index's order, a range or a prefix of an index, and counts.
+///
+/// ```swift
+/// let users = TableProjection<User>(
+///   name: "users", version: 1, primaryKey: .uuid(\.id),
+///   indexes: [TableIndex("by-name", .caseInsensitive(\.name))],
+///   handlers: [
+///     .create(UserRegistered.self) { User(id: $0.userID, name: $0.name, email: $0.email, createdAt: $0.createdAt) },
+///     .update(UserRenamed.self, key: \.userID) { user, event in user.name = event.name },
+///     .delete(UserDeleted.self, key: \.userID),
+///   ])
+/// let store = try EventStore(path: path, projections: [users])
+/// let byName = try store.read { try users.reader(in: $0).rows(in: users.indexes[0]) }
+/// ```
+///
+/// Tables: the rows under their primary keys in ``rowTable`` (`by-id` unless named otherwise),
+/// one table per index (``TableIndex``), and any ``extraTables`` the projection keeps beside them
+/// through its ``Hook``. Raise ``version`` when the row's layout, a key or a handler changes: the
+/// projection is rebuilt from the log on open.
+///
+/// Events the store skips (of a type or schema this build cannot read, or that break the domain's
+/// rules: ``SkippedEvent``) never reach a projection, this one included.
+public struct TableProjection<Row: TableRow>: Projection {
+  /// An optional first look at every event, before the handlers: a hand-written fast path that
+  /// stores rows given as bytes (``TableWriter/put(encodedRow:primaryKey:)``,
+  /// ``TableWriter/delete(primaryKey:)``), or work on the ``extraTables``.
+  public typealias Hook = @Sendable (RecordedEvent, TableWriter<Row>) throws -> HookResult
+
+  /// Whether a ``Hook`` did the event's work.
+  public enum HookResult: Sendable {
+    /// The hook did all of it: the handlers do not run.
+    case done
+    /// The event's handler runs as well.
+    case applyHandlers
+  }
+
+  public let name: String
+  public let version: UInt32
+  @usableFromInline let schema: TableSchema<Row>
+
+  /// A table projection.
+  /// - Parameters:
+  ///   - name: the projection's name (`a-z`, `0-9`, `.`, `_`, `-`), which names its tables.
+  ///   - version: raise it when the row's layout, a key or a handler changes.
+  ///   - rowTable: the table of rows under their primary keys.
+  ///   - primaryKey: how a row's primary key is made; at most one row per key.
+  ///   - indexes: ordered indexes, each a function of the row.
+  ///   - extraTables: more tables, which only the `hook` writes.
+  ///   - handlers: what each event type does; other events are ignored.
+  ///   - hook: an optional first look at each event (a fast path, or the extra tables).
+  public init(
+    name: String, version: UInt32, rowTable: String = "by-id", primaryKey: KeyColumn<Row>,
+    indexes: [TableIndex<Row>] = [], extraTables: [String] = [], handlers: [TableHandler<Row>],
+    hook: Hook? = nil
+  ) {
+    self.name = name
+    self.version = version
+    schema = TableSchema(
+      projection: name, rowTable: rowTable, primaryKey: primaryKey, indexes: indexes,
+      extraTables: extraTables,
+      handlers: handlers, hook: hook)
+  }
+
+  public var tables: [String] { [schema.rowTable] + schema.indexes.map(\.name) + schema.extraTables }
+
+  /// The table of rows under their primary keys.
+  public var rowTable: String { schema.rowTable }
+  /// How a row's primary key is made.
+  public var primaryKey: KeyColumn<Row> { schema.primaryKey }
+  /// The ordered indexes.
+  public var indexes: [TableIndex<Row>] { schema.indexes }
+
+  /// The index named `name`.
+  public func index(_ name: String) -> TableIndex<Row>? { schema.indexes.first { $0.name == name } }
+
+  @inlinable
+  public func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+    let writer = TableWriter(state: state, schema: schema)
+    if let hook = schema.hook, try hook(event, writer) == .done { return }
+    let type = event.type
+    let count = type.utf8.count
+    try schema.handlers.withUnsafeBufferPointer { handlers in
+      for position in handlers.indices
+      where handlers[position].eventType.utf8.count == count && handlers[position].eventType == type {
+        try handlers[position].apply(event, writer)
+        return
+      }
+    }
+  }
+
+  /// A reader of the rows in `view` (a view of this projection, live or replayed).
+  @inlinable
+  public func reader(_ view: ProjectionView) -> TableReader<Row> { TableReader(view: view, schema: schema) }
+
+  /// A reader of the live rows in `snapshot`.
+  @inlinable
+  public func reader(in snapshot: StoreSnapshot) throws -> TableReader<Row> {
+    reader(try snapshot.projection(name))
+  }
+
+  /// A reader of the rows a replay rebuilt.
+  @inlinable
+  public func reader(in replay: ReplayResult) throws -> TableReader<Row> {
+    reader(try replay.projection(name))
+  }
+}
+
+/// Everything a ``TableProjection`` is made of, shared by its copies, writers and readers.
+@usableFromInline
+final class TableSchema<Row: TableRow>: Sendable {
+  @usableFromInline let primaryKey: KeyColumn<Row>
+  @usableFromInline let indexes: [TableIndex<Row>]
+  @usableFromInline let extraTables: [String]
+  @usableFromInline let handlers: [TableHandler<Row>]
+  @usableFromInline let hook: TableProjection<Row>.Hook?
+  /// The same, as the engine sees it: bytes.
+  @usableFromInline let layout: TableLayout
+
+  init(
+    projection: String, rowTable: String, primaryKey: KeyColumn<Row>, indexes: [TableIndex<Row>],
+    extraTables: [String], handlers: [TableHandler<Row>], hook: TableProjection<Row>.Hook?
+  ) {
+    self.primaryKey = primaryKey
+    self.indexes = indexes
+    self.extraTables = extraTables
+    self.handlers = handlers
+    self.hook = hook
+    layout = TableLayout(
+      projection: projection, rowTable: rowTable, primaryKeyWidth: primaryKey.width,
+      indexes: indexes.map { index in
+        let column = index.key
+        return IndexLayout(
+          name: index.name, storesRows: index.storesRows,
+          keyOfStoredRow: index.keyOfStoredRow ?? { stored, key in
+            column.write(try Row(storedBytes: stored), &key)
+          },
+          hasFastPath: index.keyOfStoredRow != nil)
+      })
+  }
+
+  @usableFromInline var projection: String { layout.projection }
+  @usableFromInline var rowTable: String { layout.rowTable }
+
+  /// The primary key of an index entry: its last bytes when the primary key has a fixed width
+  /// (the entry's value is empty then), else the entry's value.
+  @inlinable
+  func primaryKey(
+    ofEntry key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer
+  )
+    -> UnsafeRawBufferPointer
+  {
+    guard let width = layout.primaryKeyWidth, key.count >= width else { return value }
+    return UnsafeRawBufferPointer(rebasing: key[(key.count - width)...])
+  }
+}
