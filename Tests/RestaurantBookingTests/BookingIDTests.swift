@@ -87,7 +87,7 @@ struct BookingsProjectionUpgradeTests {
 
     func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
       guard event.type == BookingCreated.eventType else { return }
-      let row = BookingRow(try event.decode(BookingCreated.self))
+      let row = BookingRow(try event.decode(BookingCreated.self))  // the layout is the same in version 2
       try state.put(row.bytes, forKey: ProjectionKeys.id(row.id), in: "by-id")
       try state.put(row.bytes, forKey: ProjectionKeys.date(row.date, id: row.id), in: "by-date")
     }

@@ -12,24 +12,26 @@ public enum RestaurantQueries {
   public static let projection = RestaurantsProjection.name
 
   /// Every restaurant, by name (case-insensitive) then ID.
-  /// - Complexity: O(n), one sequential scan of the name-order table.
+  /// - Complexity: O(n), one sequential scan of the name index (it stores the rows).
   public static func all(in view: ProjectionView) throws -> [Restaurant] {
+    let reader = RestaurantsProjection.table.reader(view)
     var result: [Restaurant] = []
-    result.reserveCapacity(try view.count(in: RestaurantsProjection.byName))
-    try view.forEach(in: RestaurantsProjection.byName) { _, value in
-      result.append(try RestaurantRow(value).restaurant)
+    result.reserveCapacity(try reader.count())
+    try reader.forEach(in: RestaurantsProjection.nameIndex) { row in
+      result.append(row.restaurant)
       return true
     }
     return result
   }
 
   /// Every restaurant, by ID bytes (the order of PostgREST's `order=id.asc`): what a refresh diffs.
-  /// - Complexity: O(n), one sequential scan of the ID table.
+  /// - Complexity: O(n), one sequential scan of the rows.
   public static func allByID(in view: ProjectionView) throws -> [Restaurant] {
+    let reader = RestaurantsProjection.table.reader(view)
     var result: [Restaurant] = []
-    result.reserveCapacity(try view.count(in: RestaurantsProjection.byID))
-    try view.forEach(in: RestaurantsProjection.byID) { _, value in
-      result.append(try RestaurantRow(value).restaurant)
+    result.reserveCapacity(try reader.count())
+    try reader.forEach { row in
+      result.append(row.restaurant)
       return true
     }
     return result
@@ -38,14 +40,13 @@ public enum RestaurantQueries {
   /// The restaurant `id`, or `nil`.
   /// - Complexity: O(log n).
   public static func restaurant(id: UUID, in view: ProjectionView) throws -> Restaurant? {
-    try view.value(forKey: ProjectionKeys.id(id), in: RestaurantsProjection.byID).map(RestaurantRow.init)?
-      .restaurant
+    try RestaurantsProjection.table.reader(view).row(forKey: .uuid(id))?.restaurant
   }
 
   /// The number of restaurants.
   /// - Complexity: O(1).
   public static func count(in view: ProjectionView) throws -> Int {
-    try view.count(in: RestaurantsProjection.byID)
+    try RestaurantsProjection.table.reader(view).count()
   }
 
   /// The version of the `restaurant-catalog` stream the view reflects (0 before any catalog event).

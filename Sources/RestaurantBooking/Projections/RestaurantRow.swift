@@ -1,11 +1,13 @@
+import EventLog
 import Foundation
 
-/// A restaurant as the `restaurants` projection stores it, in the ``RowWriter`` layout:
-/// format 1, ID (16 bytes), name, cuisine.
+/// A restaurant as the `restaurants` projection stores it (``TableRow``, in ``RowWriter``'s
+/// layout): format 1, ID (16 bytes), name, cuisine.
 ///
 /// Changing the layout is a new projection version.
-struct RestaurantRow: Hashable, Sendable {
+struct RestaurantRow: TableRow, Hashable {
   static let format: UInt8 = 1
+  static let rowName = "restaurant"
 
   var id: UUID
   var name: String
@@ -17,25 +19,26 @@ struct RestaurantRow: Hashable, Sendable {
     self.cuisine = cuisine
   }
 
-  init(_ bytes: UnsafeRawBufferPointer) throws(RowError) {
-    var reader = try RowReader(bytes, format: Self.format, row: "restaurant")
+  init(from reader: inout RowReader) throws(RowError) {
+    try reader.format(Self.format)
     id = try reader.uuid()
     name = try reader.string()
     cuisine = try reader.string()
   }
 
-  init(_ bytes: [UInt8]) throws {
-    self = try bytes.withUnsafeBytes { buffer throws(RowError) in try RestaurantRow(buffer) }
+  func write(to writer: inout RowWriter) {
+    writer.byte(Self.format)
+    writer.uuid(id)
+    writer.string(name)
+    writer.string(cuisine)
   }
 
-  var bytes: [UInt8] {
-    let size = 1 + 16 + RowWriter.size(of: name) + RowWriter.size(of: cuisine)
-    return RowWriter.row(format: Self.format, size: size) { writer in
-      writer.uuid(id)
-      writer.string(name)
-      writer.string(cuisine)
-    }
-  }
+  init(_ bytes: UnsafeRawBufferPointer) throws { try self.init(storedBytes: bytes) }
+
+  init(_ bytes: [UInt8]) throws { self = try bytes.withUnsafeBytes { try RestaurantRow($0) } }
+
+  /// The stored bytes.
+  var bytes: [UInt8] { (try? withStoredBytes { Array($0) }) ?? [] }
 
   var restaurant: Restaurant { Restaurant(id: id, name: name, cuisine: Cuisine(rawValue: cuisine)) }
 }
