@@ -32,7 +32,7 @@ struct Scale: Sendable {
   static let quick = Scale(
     name: "quick", runs: 3, batchedEvents: 20_000, singleEvents: 1_600, concurrentEvents: 1_600,
     replaySizes: [1_000, 10_000, 100_000], syncSizes: [1_000, 10_000, 100_000], readRows: 50_000,
-    replicateEvents: 10_000,
+    replicateEvents: 20_000,
     seedSingleRunFrom: 1_000_000)
 
   static let standard = Scale(
