@@ -3,12 +3,38 @@ import Foundation
 import Replication
 import RestaurantBooking
 
+/// How stream IDs are shown and read back on the command line: the domain's spelling.
+///
+/// Every output writes UUIDs in lower case; a domain whose stream names hold a UUID in another
+/// case (the booking streams, `booking-<UPPER UUID>` as stored) shows them lower-cased and reads
+/// either case back, so that `import` restores the stored names and `export` of the result gives
+/// the same bytes.
+public struct StreamNames: Sendable {
+  /// The name shown for a stored stream.
+  public var displayed: @Sendable (StreamID) -> String
+  /// The stored stream of a name as shown or typed.
+  public var stored: @Sendable (String) -> StreamID
+
+  /// Names with the given spellings.
+  public init(
+    displayed: @escaping @Sendable (StreamID) -> String, stored: @escaping @Sendable (String) -> StreamID
+  ) {
+    self.displayed = displayed
+    self.stored = stored
+  }
+
+  /// Names shown and read as stored.
+  public static let verbatim = StreamNames(displayed: { $0.rawValue }, stored: { StreamID($0) })
+}
+
 /// The concrete pieces the composition root (`main.swift`) hands to the commands.
 public struct Dependencies: Sendable {
   /// Opens the event store with the application's projections.
   public var openStore: @Sendable (_ path: String, _ options: EventStore.Options) throws -> EventStore
   /// The application's event types, for JSON rendering and import.
   public var eventTypes: EventTypeRegistry
+  /// How stream IDs are shown and read back.
+  public var streamNames: StreamNames
   /// The domain's rules for events that come from elsewhere (imports refuse an event that
   /// breaks them); `nil` admits every event.
   public var admission: (any EventAdmission)?
@@ -32,6 +58,7 @@ public struct Dependencies: Sendable {
   public init(
     openStore: @escaping @Sendable (String, EventStore.Options) throws -> EventStore,
     eventTypes: EventTypeRegistry,
+    streamNames: StreamNames = .verbatim,
     admission: (any EventAdmission)? = nil,
     isReplicated: @escaping @Sendable (StreamID) -> Bool = { _ in false },
     replicationTransport: (@Sendable (String) throws -> any ReplicationTransport)? = nil,
@@ -42,6 +69,7 @@ public struct Dependencies: Sendable {
   ) {
     self.openStore = openStore
     self.eventTypes = eventTypes
+    self.streamNames = streamNames
     self.admission = admission
     self.isReplicated = isReplicated
     self.replicationTransport = replicationTransport
@@ -83,12 +111,17 @@ public enum EventLogProgram {
     ExportCommand.self, ImportCommand.self, PushCommand.self, PullCommand.self, ReplicateCommand.self,
   ]
 
-  static let globalSpec = CommandSpec(
-    name: "", abstract: "Audit, replay and verify the event log of the restaurant-booking data layer.",
-    options: [
-      .option("db", "PATH", "The LMDB environment directory (default: $EVENTLOG_DB, else ./eventlog.db)."),
-      .flag("version", "Show the version."),
-    ])
+  /// The options before the command.
+  struct GlobalOptions: ArgumentGroup {
+    @Option(
+      "db", "PATH", help: "The LMDB environment directory (default: $EVENTLOG_DB, else ./eventlog.db).",
+      type: .nonEmpty("a directory"))
+    var db: String?
+    @Flag("version", help: "Show the version.")
+    var version: Bool
+  }
+
+  static let abstract = "Audit, replay and verify the event log of the restaurant-booking data layer."
 
   /// Runs the program and returns its exit status.
   ///
@@ -111,21 +144,23 @@ public enum EventLogProgram {
     var databasePath = environment["EVENTLOG_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "./eventlog.db"
     do {
       // Global options may stand anywhere before `--`.
+      let db = "--" + GlobalOptions().$db.slot.definition.name
       var index = 0
       while index < arguments.count && arguments[index] != "--" {
         let argument = arguments[index]
-        if argument == "--db" {
-          guard index + 1 < arguments.count, !arguments[index + 1].isEmpty else {
+        if argument == db || argument.hasPrefix(db + "=") {
+          let value: String?
+          if argument == db {
+            value = index + 1 < arguments.count ? arguments[index + 1] : nil
+            arguments.removeSubrange(index...min(index + 1, arguments.count - 1))
+          } else {
+            value = String(argument.dropFirst(db.count + 1))
+            arguments.remove(at: index)
+          }
+          guard let value, !value.isEmpty else {
             throw UsageError("missing value for '--db <PATH>'", usage: globalUsage)
           }
-          databasePath = arguments[index + 1]
-          arguments.removeSubrange(index...(index + 1))
-        } else if argument.hasPrefix("--db=") {
-          databasePath = String(argument.dropFirst(5))
-          guard !databasePath.isEmpty else {
-            throw UsageError("missing value for '--db <PATH>'", usage: globalUsage)
-          }
-          arguments.remove(at: index)
+          databasePath = value
         } else {
           index += 1
         }
@@ -133,7 +168,7 @@ public enum EventLogProgram {
       guard let first = arguments.first else {
         throw UsageError("missing command", usage: globalUsage)
       }
-      if first == "--help" || first == "-h" || first == "help" {
+      if CommandSignature.isHelp(first) || first == "help" {
         console.print(topLevelHelp())
         return 0
       }
@@ -145,22 +180,22 @@ public enum EventLogProgram {
         databasePath: databasePath, console: console, environment: environment, dependencies: dependencies)
       if let group = groups.first(where: { $0.name == first }) {
         let rest = Array(arguments.dropFirst())
-        guard let name = rest.first, !name.hasPrefix("-") || name == "--help" || name == "-h" else {
+        guard let name = rest.first, !name.hasPrefix("-") || CommandSignature.isHelp(name) else {
           if let flag = rest.first {
             throw UsageError("unknown option '\(flag)' for '\(group.name)'", usage: groupUsage(group))
           }
           throw UsageError("missing subcommand for '\(group.name)'", usage: groupUsage(group))
         }
-        if name == "--help" || name == "-h" {
+        if CommandSignature.isHelp(name) {
           console.print(groupHelp(group))
           return 0
         }
-        guard let command = group.commands.first(where: { $0.spec.name == name }) else {
+        guard let command = group.commands.first(where: { $0.configuration.name == name }) else {
           throw UsageError("unknown subcommand '\(name)' for '\(group.name)'", usage: groupUsage(group))
         }
         return try await run(command, prefix: "eventlog \(group.name)", Array(rest.dropFirst()), context)
       }
-      guard let command = commands.first(where: { $0.spec.name == first }) else {
+      guard let command = commands.first(where: { $0.configuration.name == first }) else {
         if first.hasPrefix("-") { throw UsageError("unknown option '\(first)'", usage: globalUsage) }
         throw UsageError("unknown command '\(first)'", usage: globalUsage)
       }
@@ -175,7 +210,7 @@ public enum EventLogProgram {
       return 1  // reported by Console.finish
     } catch {
       console.flush()
-      console.error("Error: \(TerminalText.escaped(describe(error)))")
+      console.error("Error: \(TerminalText.escaped(describe(error, streams: dependencies.streamNames)))")
       return 1
     }
   }
@@ -183,63 +218,78 @@ public enum EventLogProgram {
   private static func run(
     _ command: any CLICommand.Type, prefix: String, _ arguments: [String], _ context: CommandContext
   ) async throws -> Int32 {
-    let usage = command.spec.usage(prefix: prefix)
-    let parsed = try ParsedArguments(arguments, spec: command.spec, usage: usage)
-    if parsed.wantsHelp {
-      context.console.print(command.spec.help(prefix: prefix))
-      return 0
-    }
-    let instance = try command.init(parsed, usage: usage)
+    try await run(command.init(), prefix: prefix, arguments, context)
+  }
+
+  /// Parses `arguments` into `command`'s declarations, validates and runs it.
+  private static func run<C: CLICommand>(
+    _ command: C, prefix: String, _ arguments: [String], _ context: CommandContext
+  ) async throws -> Int32 {
+    let signature = CommandSignature(C.configuration, declaredIn: command)
+    let usage = signature.usage(prefix: prefix)
     do {
-      try await instance.run(context)
+      guard try signature.parse(arguments) else {
+        context.console.print(signature.help(prefix: prefix))
+        return 0
+      }
+      try command.validate()
+    } catch {
+      throw UsageError(error.message, usage: usage)
+    }
+    do {
+      try await command.run(context)
     } catch {
       context.removeEnvironmentIfCreated()
+      if let usageError = error as? UsageError, usageError.usage.isEmpty {
+        throw UsageError(usageError.message, usage: usage)
+      }
       throw error
     }
     return 0
   }
 
   /// One line for any error, naming what it concerns.
-  static func describe(_ error: any Error) -> String {
-    String(describing: error)
+  ///
+  /// A stream named in an ``EventStoreError`` is shown as ``StreamNames/displayed`` shows it.
+  static func describe(_ error: any Error, streams: StreamNames = .verbatim) -> String {
+    if case .wrongExpectedVersion(let stream, let expected, let actual) = error as? EventStoreError {
+      return "stream '\(streams.displayed(stream))' expected \(expected) but is at version \(actual)"
+    }
+    return String(describing: error)
   }
 
   static var globalUsage: String { "eventlog [--db PATH] COMMAND [OPTIONS]" }
 
   static func groupUsage(_ group: Group) -> String {
-    "eventlog \(group.name) \(group.commands.map { $0.spec.name }.joined(separator: "|")) [OPTIONS]"
+    "eventlog \(group.name) \(group.commands.map { $0.configuration.name }.joined(separator: "|")) [OPTIONS]"
   }
 
   static func groupHelp(_ group: Group) -> String {
     var lines = ["OVERVIEW: \(group.abstract)", "", "USAGE: \(groupUsage(group))", "", "SUBCOMMANDS:"]
-    let width = group.commands.map { $0.spec.name.count }.max() ?? 0
-    for command in group.commands {
-      lines.append(
-        "  \(command.spec.name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(command.spec.abstract)"
-      )
-    }
+    lines += CommandSignature.columns(
+      group.commands.map { ($0.configuration.name, $0.configuration.abstract) })
+    lines += ["", "OPTIONS:"]
+    lines += CommandSignature.columns([("-h, --help", "Show help information.")])
     lines += ["", "  See 'eventlog \(group.name) SUBCOMMAND --help' for details."]
     return lines.joined(separator: "\n")
   }
 
   static func topLevelHelp() -> String {
-    var lines = ["OVERVIEW: \(globalSpec.abstract)", "", "USAGE: \(globalUsage)", "", "OPTIONS:"]
-    lines.append(
-      "  --db <PATH>   The LMDB environment directory (default: $EVENTLOG_DB, else ./eventlog.db).")
-    lines.append("  --version     Show the version.")
-    lines.append("  --help        Show help information.")
+    var lines = ["OVERVIEW: \(abstract)", "", "USAGE: \(globalUsage)", "", "OPTIONS:"]
+    let global = CommandSignature(
+      CommandConfiguration(name: "", abstract: abstract), declaredIn: GlobalOptions())
+    lines += CommandSignature.columns(
+      global.options.map { ($0.synopsis(angled: true), $0.help) } + [("-h, --help", "Show help information.")]
+    )
     lines += ["", "COMMANDS:"]
     var entries: [(String, String)] = []
     for group in groups {
       for command in group.commands {
-        entries.append(("\(group.name) \(command.spec.name)", command.spec.abstract))
+        entries.append(("\(group.name) \(command.configuration.name)", command.configuration.abstract))
       }
     }
-    for command in commands { entries.append((command.spec.name, command.spec.abstract)) }
-    let width = entries.map(\.0.count).max() ?? 0
-    for (name, abstract) in entries {
-      lines.append("  \(name.padding(toLength: width + 2, withPad: " ", startingAt: 0))\(abstract)")
-    }
+    for command in commands { entries.append((command.configuration.name, command.configuration.abstract)) }
+    lines += CommandSignature.columns(entries)
     lines += ["", "  See 'eventlog COMMAND --help' for details."]
     return lines.joined(separator: "\n")
   }

@@ -1,5 +1,7 @@
+import Foundation
+
 /// Why an ``HTTPClient`` exchange produced no response. Never contains a request header.
-public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
   /// The body was larger than the request's `maximumBodyBytes` (declared or as it arrived).
   case bodyTooLarge(limit: Int)
   /// The exchange took longer than the request's `timeout`.
@@ -11,6 +13,9 @@ public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible {
   /// The connection or the protocol failed: libcurl's code and message (for example a refused
   /// connection, a TLS failure, or a body cut short).
   case transport(code: Int, message: String)
+
+  /// The description: `LocalizedError`'s text is the same sentence.
+  public var errorDescription: String? { description }
 
   public var description: String {
     switch self {

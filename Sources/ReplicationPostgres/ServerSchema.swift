@@ -1,3 +1,4 @@
+import Foundation
 import Postgres
 
 /// The server side of replication: versioned SQL, applied by `eventlog remote init`.
@@ -259,9 +260,12 @@ public enum ServerSchema {
   }
 
   /// Why `remote init` refused.
-  public enum InitError: Error, CustomStringConvertible {
+  public enum InitError: Error, CustomStringConvertible, LocalizedError {
     /// The server's schema is newer than this build's.
     case newerSchema(found: Int, supported: Int)
+
+    /// The description: `LocalizedError`'s text is the same sentence.
+    public var errorDescription: String? { description }
 
     public var description: String {
       switch self {

@@ -16,6 +16,8 @@ let dependencies = Dependencies(
       options: options)
   },
   eventTypes: RestaurantBookingSchema.eventTypes,
+  streamNames: StreamNames(
+    displayed: RestaurantBookingStreams.displayName(of:), stored: RestaurantBookingStreams.stream(named:)),
   admission: RestaurantBookingSchema.admission,
   isReplicated: RestaurantBookingSchema.isReplicated,
   replicationTransport: { url in try PostgresTransport(url: url) },

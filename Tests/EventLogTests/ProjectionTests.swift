@@ -171,14 +171,16 @@ struct ReplayFailureTests {
     }
     // Opening with the projection must catch it up, and the poison event fails that, naming it.
     #expect(
-      throws: EventStoreError.projectionFailed(projection: "notes", sequence: 21, reason: "poisoned: late")
+      throws: EventStoreError.projectionFailed(
+        projection: "notes", sequence: 21, underlying: PoisonError(reason: "late"))
     ) {
       _ = try EventStore(path: path, projections: [NotesProjection()], options: options)
     }
     options.readOnly = true
     let readOnly = try EventStore(path: path, projections: [NotesProjection()], options: options)
     #expect(
-      throws: EventStoreError.projectionFailed(projection: "notes", sequence: 21, reason: "poisoned: late")
+      throws: EventStoreError.projectionFailed(
+        projection: "notes", sequence: 21, underlying: PoisonError(reason: "late"))
     ) {
       _ = try readOnly.replay()
     }
@@ -223,7 +225,7 @@ struct ReplayFailureTests {
     let store = try EventStore(path: path, projections: projections, options: options)
     #expect(
       throws: EventStoreError.projectionFailed(
-        projection: name, sequence: sequence, reason: "failed on purpose")
+        projection: name, sequence: sequence, underlying: FailingAt.Failure())
     ) {
       _ = try store.replay()
     }

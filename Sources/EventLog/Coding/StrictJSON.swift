@@ -16,7 +16,7 @@ public enum StrictJSON {
   public static let maximumDepth = 512
 
   /// What is wrong with the text, and where.
-  public struct SyntaxError: Error, Equatable, Sendable, CustomStringConvertible {
+  public struct SyntaxError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
     /// The offset of the offending byte from the start of the text, from 0.
     public var offset: Int
     /// The line of that byte, from 1.
@@ -25,6 +25,9 @@ public enum StrictJSON {
     public var column: Int
     /// What is wrong, for example `a trailing comma before '}'`.
     public var reason: String
+
+    /// The description: `LocalizedError`'s text is the same sentence.
+    public var errorDescription: String? { description }
 
     public var description: String { "line \(line), column \(column) (byte offset \(offset)): \(reason)" }
   }

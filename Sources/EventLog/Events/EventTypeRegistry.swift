@@ -10,7 +10,7 @@ import Foundation
 public struct EventTypeRegistry: Sendable {
   private struct Entry: Sendable {
     let schemaVersion: UInt16
-    let render: @Sendable (RecordedEvent, JSONEncoder) throws -> Data
+    let render: @Sendable (RecordedEvent) throws -> Data
     let parse: @Sendable (Data, JSONDecoder) throws -> [UInt8]
     let decode: @Sendable (RecordedEvent) throws -> any EventPayload
   }
@@ -26,7 +26,7 @@ public struct EventTypeRegistry: Sendable {
   public mutating func register<E: EventPayload>(_ type: E.Type) {
     entries[E.eventType] = Entry(
       schemaVersion: E.schemaVersion,
-      render: { event, encoder in try encoder.encode(event.decode(E.self)) },
+      render: { event in try PayloadJSONEncoder().encode(event.decode(E.self)) },
       parse: { data, decoder in try BinaryEncoder().encode(decoder.decode(E.self, from: data)) },
       decode: { event in try event.decode(E.self) })
   }
@@ -68,12 +68,17 @@ public struct EventTypeRegistry: Sendable {
   /// The schema version new events of `type` are written with, or `nil` when it is unknown.
   public func schemaVersion(of type: String) -> UInt16? { entries[type]?.schemaVersion }
 
-  /// The payload of `event` as JSON (keys sorted, dates ISO 8601), upcast to the current schema.
+  /// The payload of `event` as JSON, upcast to the current schema: keys sorted, no white space,
+  /// UUIDs in lower case, dates in ISO 8601.
+  ///
+  /// The keys are the payload type's coding keys: for a synthesized `Codable` conformance its
+  /// stored properties' names exactly as declared (`bookingID`). ``payload(fromJSON:type:)``
+  /// reads UUIDs in either case.
   /// - Returns: `nil` when the event's type is not registered.
   /// - Throws: ``EventStoreError`` naming the event when the payload does not decode.
   public func json(of event: RecordedEvent) throws -> Data? {
     guard let entry = entries[event.type] else { return nil }
-    return try entry.render(event, Self.encoder)
+    return try entry.render(event)
   }
 
   /// Encodes a JSON payload (as ``json(of:)`` renders it) of `type` in the binary format, at the
@@ -86,16 +91,6 @@ public struct EventTypeRegistry: Sendable {
     }
     return (entry.schemaVersion, try entry.parse(data, Self.decoder))
   }
-
-  static let encoder: JSONEncoder = {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    encoder.dateEncodingStrategy = .custom { date, encoder in
-      var container = encoder.singleValueContainer()
-      try container.encode(ISO8601.string(from: date))
-    }
-    return encoder
-  }()
 
   static let decoder: JSONDecoder = {
     let decoder = JSONDecoder()

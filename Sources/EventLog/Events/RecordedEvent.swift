@@ -61,7 +61,7 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
     } catch let error as EventStoreError {
       throw error
     } catch {
-      throw EventStoreError.payloadDecoding(sequence: sequence, type: self.type, reason: "\(error)")
+      throw EventStoreError.payloadDecoding(sequence: sequence, type: self.type, underlying: error)
     }
   }
 

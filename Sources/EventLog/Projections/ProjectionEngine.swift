@@ -49,7 +49,7 @@ enum ProjectionEngine {
   static func failure(_ error: any Error, projection: String, sequence: UInt64) -> any Error {
     // LMDB's errors go through unchanged: the environment must see map-full to grow.
     if error is LMDBError { return error }
-    return EventStoreError.projectionFailed(projection: projection, sequence: sequence, reason: "\(error)")
+    return EventStoreError.projectionFailed(projection: projection, sequence: sequence, underlying: error)
   }
 
   /// Folds a chunk of events into every target, one target at a time (each projection has its

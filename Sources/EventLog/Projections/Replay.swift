@@ -73,7 +73,7 @@ extension EventStore {
   /// `replay(through: n)` is the state as of the n-th event: time travel.
   /// - Parameter progress: called after each chunk.
   /// - Throws: ``EventStoreError/corruptedRecord(sequence:reason:)`` for a damaged or missing
-  ///   event, ``EventStoreError/projectionFailed(projection:sequence:reason:)``.
+  ///   event, ``EventStoreError/projectionFailed(projection:sequence:underlying:)``.
   /// - Complexity: O(n) reads; memory O(size of the projections).
   public func replay(
     through sequence: UInt64? = nil, progress: ((ProgressReport) -> Void)? = nil

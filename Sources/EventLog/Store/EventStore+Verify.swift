@@ -92,7 +92,8 @@ extension EventStore {
                 if indexed != sequence {
                   report(
                     sequence,
-                    "the ID index maps event \(event.id) to \(indexed.map(String.init) ?? "nothing")")
+                    "the ID index maps event \(event.id.lowercasedString) to \(indexed.map(String.init) ?? "nothing")"
+                  )
                 }
                 // An event the projections folded must keep the domain's rules (a log written
                 // before they were checked, or edited by hand, may hold one that does not).

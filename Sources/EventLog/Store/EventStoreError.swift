@@ -2,7 +2,25 @@ import Foundation
 import LMDB
 
 /// Everything that can go wrong in the event store, with the stream, event or path it concerns.
-public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible {
+///
+/// Match a case with its context (`catch EventStoreError.wrongExpectedVersion(let stream, _, _)`),
+/// or its kind alone with its ``Code``, as GRDB matches result codes:
+///
+/// ```swift
+/// do {
+///   try await store.append(events, to: stream, expectedVersion: .exactly(version))
+/// } catch EventStoreError.Code.wrongExpectedVersion {
+///   // reload and try again
+/// } catch LMDBError.Code.noSpace {
+///   // the disk is full (an LMDBError, or one wrapped as EventStoreError.storage)
+/// }
+/// ```
+///
+/// A failure of a projection or of a payload's decoding keeps the error that caused it
+/// (``underlyingError``). Two errors are equal when their cases and contexts are and their
+/// underlying errors are of one type and equal (compared by description when that type is not
+/// `Equatable`).
+public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
   /// An append's expectation of a stream's version did not hold; nothing of the append was stored.
   case wrongExpectedVersion(stream: StreamID, expected: ExpectedVersion, actual: UInt64)
   /// A stored record failed its checksum or could not be parsed.
@@ -21,10 +39,11 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
   case eventTypeMismatch(sequence: UInt64, expected: String, actual: String)
   /// A payload's schema version that no upcaster handles.
   case unsupportedSchemaVersion(type: String, version: UInt16, supported: UInt16)
-  /// A payload that does not decode.
-  case payloadDecoding(sequence: UInt64, type: String, reason: String)
-  /// A projection failed to apply an event; the append that carried it stored nothing.
-  case projectionFailed(projection: String, sequence: UInt64, reason: String)
+  /// A payload that does not decode; `underlying` is the decoder's error.
+  case payloadDecoding(sequence: UInt64, type: String, underlying: any Error)
+  /// A projection failed to apply an event (`underlying` is what it threw); the append that
+  /// carried the event stored nothing.
+  case projectionFailed(projection: String, sequence: UInt64, underlying: any Error)
   /// The projections are misconfigured (duplicate names, invalid table names).
   case invalidProjection(String)
   /// The environment was written by a newer, unknown format.
@@ -51,19 +70,19 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
     case .emptyAppend:
       "an append needs at least one event"
     case .duplicateEventInAppend(let id):
-      "event \(id) appears twice in one append"
+      "event \(id.lowercasedString) appears twice in one append"
     case .partiallyStoredAppend(let id, let sequence):
-      "event \(id) is already stored (seq \(sequence)) but other events of the append are not"
+      "event \(id.lowercasedString) is already stored (seq \(sequence)) but other events of the append are not"
     case .invalidEvent(let id, let reason):
-      "event \(id) cannot be stored: \(reason)"
+      "event \(id.lowercasedString) cannot be stored: \(reason)"
     case .eventTypeMismatch(let sequence, let expected, let actual):
       "event \(sequence) is a \(actual), not a \(expected)"
     case .unsupportedSchemaVersion(let type, let version, let supported):
       "\(type) schema version \(version) is not readable by this build (it reads up to \(supported))"
-    case .payloadDecoding(let sequence, let type, let reason):
-      "event \(sequence) (\(type)) has a payload that does not decode: \(reason)"
-    case .projectionFailed(let projection, let sequence, let reason):
-      "projection '\(projection)' failed on event \(sequence): \(reason)"
+    case .payloadDecoding(let sequence, let type, let underlying):
+      "event \(sequence) (\(type)) has a payload that does not decode: \(underlying)"
+    case .projectionFailed(let projection, let sequence, let underlying):
+      "projection '\(projection)' failed on event \(sequence): \(underlying)"
     case .invalidProjection(let reason):
       "invalid projection: \(reason)"
     case .unsupportedFormat(let path, let found, let supported):
@@ -80,6 +99,63 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
       error.description
     }
   }
+}
+
+extension EventStoreError {
+  /// The description: `LocalizedError`'s text is the same sentence.
+  public var errorDescription: String? { description }
+
+  /// The error that caused a projection failure or a payload that does not decode (what the
+  /// projection or the decoder threw), or the LMDB error of ``storage(_:)``; `nil` for the others.
+  public var underlyingError: (any Error)? {
+    switch self {
+    case .payloadDecoding(_, _, let underlying), .projectionFailed(_, _, let underlying): underlying
+    case .storage(let error): error
+    default: nil
+    }
+  }
+
+  public static func == (lhs: EventStoreError, rhs: EventStoreError) -> Bool {
+    switch (lhs, rhs) {
+    case (.wrongExpectedVersion(let a, let b, let c), .wrongExpectedVersion(let x, let y, let z)):
+      a == x && b == y && c == z
+    case (.corruptedRecord(let a, let b), .corruptedRecord(let x, let y)): a == x && b == y
+    case (.invalidStream(let a, let b), .invalidStream(let x, let y)): a == x && b == y
+    case (.emptyAppend, .emptyAppend), (.closed, .closed): true
+    case (.duplicateEventInAppend(let a), .duplicateEventInAppend(let x)): a == x
+    case (.partiallyStoredAppend(let a, let b), .partiallyStoredAppend(let x, let y)): a == x && b == y
+    case (.invalidEvent(let a, let b), .invalidEvent(let x, let y)): a == x && b == y
+    case (.eventTypeMismatch(let a, let b, let c), .eventTypeMismatch(let x, let y, let z)):
+      a == x && b == y && c == z
+    case (.unsupportedSchemaVersion(let a, let b, let c), .unsupportedSchemaVersion(let x, let y, let z)):
+      a == x && b == y && c == z
+    case (.payloadDecoding(let a, let b, let c), .payloadDecoding(let x, let y, let z)):
+      a == x && b == y && sameError(c, z)
+    case (.projectionFailed(let a, let b, let c), .projectionFailed(let x, let y, let z)):
+      a == x && b == y && sameError(c, z)
+    case (.invalidProjection(let a), .invalidProjection(let x)): a == x
+    case (.unsupportedFormat(let a, let b, let c), .unsupportedFormat(let x, let y, let z)):
+      a == x && b == y && c == z
+    case (.readOnly(let a), .readOnly(let x)): a == x
+    case (.unexpectedHead(let a, let b, let c), .unexpectedHead(let x, let y, let z)):
+      a == x && b == y && c == z
+    case (.invalidState(let a, let b), .invalidState(let x, let y)): a == x && b == y
+    case (.storage(let a), .storage(let x)): a == x
+    default: false
+    }
+  }
+}
+
+/// Whether two errors are of one type and equal: by `==` when the type is `Equatable`, else by
+/// their descriptions.
+func sameError(_ a: any Error, _ b: any Error) -> Bool {
+  guard type(of: a) == type(of: b) else { return false }
+  if let equatable = (a as Any) as? any Equatable { return equatable.isEqual(to: b) }
+  return String(describing: a) == String(describing: b)
+}
+
+extension Equatable {
+  fileprivate func isEqual(to other: Any) -> Bool { (other as? Self).map { $0 == self } ?? false }
 }
 
 /// Runs `body`, turning an ``LMDBError`` into ``EventStoreError/storage(_:)``.

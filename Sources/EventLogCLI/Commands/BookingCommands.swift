@@ -4,47 +4,24 @@ import RestaurantBooking
 
 /// `eventlog bookings create`.
 struct BookingsCreateCommand: CLICommand {
-  static let spec = CommandSpec(
-    name: "create", abstract: "Book a table: appends BookingCreated and prints the booking.",
-    options: [
-      .option("restaurant", "ID|NAME", "The restaurant's id, or its exact name (case-insensitive)."),
-      .option("date", "ISO8601", "When, for example 2026-12-24T19:30:00Z."),
-      .option(
-        "party", "N",
-        "How many guests (\(BookingRules.partySizes.lowerBound)…\(BookingRules.partySizes.upperBound))."),
-      .option("name", "TEXT", "The customer's name."),
-      .option("notes", "TEXT", "Notes for the restaurant."),
-      .flag("json", "As the booking's JSON object."),
-    ])
+  static let configuration = CommandConfiguration(
+    name: "create", abstract: "Book a table: appends BookingCreated and prints the booking.")
 
+  @Option("restaurant", "ID|NAME", help: "The restaurant's id, or its exact name (case-insensitive).")
   var restaurant: String
+  @Option("date", "ISO8601", help: "When, for example 2026-12-24T19:30:00Z.", type: .iso8601)
   var date: Date
+  @Option(
+    "party", "N",
+    help: "How many guests (\(BookingRules.partySizes.lowerBound)…\(BookingRules.partySizes.upperBound)).",
+    type: .integer())
   var party: Int
+  @Option("name", "TEXT", help: "The customer's name.")
   var name: String
+  @Option("notes", "TEXT", help: "Notes for the restaurant.")
   var notes: String?
+  @Flag("json", help: "As the booking's JSON object.")
   var json: Bool
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    func required(_ option: String, _ placeholder: String) throws(UsageError) -> String {
-      guard let value = arguments.value(option) else {
-        throw UsageError("missing '--\(option) <\(placeholder)>'", usage: usage)
-      }
-      return value
-    }
-    restaurant = try required("restaurant", "ID|NAME")
-    let dateText = try required("date", "ISO8601")
-    guard let date = ISO8601.date(from: dateText) else {
-      throw UsageError(
-        "invalid value '\(dateText)' for '--date': expected an ISO 8601 date-time such as 2026-12-24T19:30:00Z",
-        usage: usage)
-    }
-    self.date = date
-    _ = try required("party", "N")
-    party = try arguments.integer("party", usage: usage) ?? 0
-    name = try required("name", "TEXT")
-    notes = arguments.value("notes")
-    json = arguments.flag("json")
-  }
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.write)
@@ -77,19 +54,11 @@ struct BookingsCreateCommand: CLICommand {
 
 /// `eventlog bookings delete ID`.
 struct BookingsDeleteCommand: CLICommand {
-  static let spec = CommandSpec(
-    name: "delete", abstract: "Cancel a booking: appends BookingDeleted.",
-    arguments: [.init(name: "ID", help: "The booking's id.")])
+  static let configuration = CommandConfiguration(
+    name: "delete", abstract: "Cancel a booking: appends BookingDeleted.")
 
+  @Argument("ID", help: "The booking's id.", type: .uuid)
   var id: UUID
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    let text = arguments.positionals[0]
-    guard let id = UUID(uuidString: text) else {
-      throw UsageError("invalid booking id '\(text)' for 'ID': expected a UUID", usage: usage)
-    }
-    self.id = id
-  }
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.write)
@@ -100,15 +69,11 @@ struct BookingsDeleteCommand: CLICommand {
 
 /// `eventlog bookings list`.
 struct BookingsListCommand: CLICommand {
-  static let spec = CommandSpec(
-    name: "list", abstract: "List the current bookings, sorted by date then id.",
-    options: [.flag("json", "As a JSON array of bookings.")])
+  static let configuration = CommandConfiguration(
+    name: "list", abstract: "List the current bookings, sorted by date then id.")
 
+  @Flag("json", help: "As a JSON array of bookings.")
   var json: Bool
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    json = arguments.flag("json")
-  }
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)

@@ -2,28 +2,49 @@ import EventLog
 import Foundation
 import Synchronization
 
-/// A command of the `eventlog` tool, in the shape of swift-argument-parser: a spec, a
-/// validating initializer and `run`.
+/// A command of the `eventlog` tool, in the shape of swift-argument-parser: a configuration, its
+/// arguments declared once as properties (``Flag``, ``Option``, ``Argument``, with their types),
+/// `validate()` and `run`.
+///
+/// The declarations are the command's parser, usage line and `--help`: ``CommandSignature`` finds
+/// them by reflection on a fresh instance, and the parser fills that instance in.
 protocol CLICommand: Sendable {
-  /// Name, abstract, arguments and options; drives parsing and `--help`.
-  static var spec: CommandSpec { get }
-  /// Reads and validates the parsed arguments.
+  /// Name, abstract and discussion.
+  static var configuration: CommandConfiguration { get }
+  /// The command with its declarations, not parsed yet.
+  init()
+  /// Checks what the declarations alone cannot (options that exclude each other).
   /// - Throws: ``UsageError`` (exit 64) naming the flag or argument.
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError)
+  func validate() throws(UsageError)
   /// Does the work.
-  /// - Throws: ``CommandFailure`` or any error (exit 1).
+  /// - Throws: ``CommandFailure``, ``UsageError`` (exit 64, with this command's usage line) or any
+  ///   error (exit 1).
   func run(_ context: CommandContext) async throws
 }
 
+extension CLICommand {
+  func validate() throws(UsageError) {}
+
+  /// The declarations of a fresh instance: for help and usage without a command line.
+  static var signature: CommandSignature { CommandSignature(configuration, declaredIn: Self()) }
+}
+
 /// A command that failed for a reason other than its usage: exit 1, `Error: …` on stderr.
-public struct CommandFailure: Error, CustomStringConvertible {
+public struct CommandFailure: Error, CustomStringConvertible, LocalizedError {
   /// What went wrong, naming the flag, field, row, event or path.
   public var message: String
+  /// The error that caused it, when there is one (its description is part of ``message``).
+  public var underlyingError: (any Error)?
 
-  /// Creates a failure.
-  public init(_ message: String) { self.message = message }
+  /// Creates a failure, keeping the error that caused it.
+  public init(_ message: String, underlying: (any Error)? = nil) {
+    self.message = message
+    self.underlyingError = underlying
+  }
 
   public var description: String { message }
+  /// The description: `LocalizedError`'s text is the same sentence.
+  public var errorDescription: String? { message }
 }
 
 /// What every command receives: the environment path, the console and the composition root's
@@ -91,9 +112,9 @@ struct CommandContext: Sendable {
       return store
     } catch let error as EventStoreError {
       if case .storage(let storage) = error, storage.code == .notFound {
-        throw CommandFailure("'\(databasePath)' is not an event log (\(storage))")
+        throw CommandFailure("'\(databasePath)' is not an event log (\(storage))", underlying: error)
       }
-      throw CommandFailure("cannot open the event log at '\(databasePath)': \(error)")
+      throw CommandFailure("cannot open the event log at '\(databasePath)': \(error)", underlying: error)
     }
   }
 }
@@ -135,12 +156,5 @@ final class CreatedEnvironment: Sendable {
       defer { state = nil }
       return state
     }
-  }
-}
-
-extension ParsedArguments {
-  /// A sequence-number option (`--from`, `--to`): a positive integer.
-  func sequence(_ name: String, usage: String) throws(UsageError) -> UInt64? {
-    try integer(name, as: UInt64.self, in: 1...UInt64.max, usage: usage)
   }
 }

@@ -3,39 +3,33 @@ import Foundation
 
 /// `eventlog export`: the whole log as JSON Lines, in the `log --json` format.
 struct ExportCommand: CLICommand {
-  static let spec = CommandSpec(
+  static let configuration = CommandConfiguration(
     name: "export", abstract: "Write the whole log as JSON Lines (the log --json format).",
-    options: [
-      .option(
-        "output", "FILE",
-        "Write to FILE (absent or a regular file; not the environment's own) instead of standard output; - is standard output."
-      )
-    ],
     discussion: """
       `import` of the output into an empty environment, then `export`, gives the same bytes. With --output, \
       the file appears complete or not at all: it is written to a temporary file beside it (mode 0600), \
       flushed and renamed, and removed on a failure or an interrupt.
       """)
 
+  @Option(
+    "output", "FILE",
+    help:
+      "Write to FILE (absent or a regular file; not the environment's own) instead of standard output; - is standard output.",
+    type: .nonEmpty("a file name (or - for standard output)"))
   var output: String?
 
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    output = arguments.value("output")
-    if output == "" {
-      throw UsageError("'--output' needs a file name (or - for standard output)", usage: usage)
-    }
-    if output == "-" { output = nil }
-  }
+  /// The file to write, or `nil` for standard output.
+  var outputFile: String? { output == "-" ? nil : output }
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
     let registry = context.dependencies.eventTypes
     let head = try store.head()
     let progress = ProgressReporter("export", console: context.console)
-    let file = try output.map { try OutputFile(path: $0, environment: store.path) }
+    let file = try outputFile.map { try OutputFile(path: $0, environment: store.path) }
     var buffer = ""
     try store.forEachEvent { event in
-      let line = try EventJSON.line(event, registry: registry)
+      let line = try EventJSON.line(event, registry: registry, streams: context.dependencies.streamNames)
       if let file {
         buffer += line
         buffer += "\n"
@@ -61,21 +55,15 @@ struct ExportCommand: CLICommand {
 
 /// `eventlog import`: JSON Lines from `export` into an empty environment.
 struct ImportCommand: CLICommand {
-  static let spec = CommandSpec(
+  static let configuration = CommandConfiguration(
     name: "import", abstract: "Load JSON Lines written by export into an empty environment.",
-    arguments: [
-      .init(name: "FILE", help: "The file (or FIFO, /dev/stdin) to read, or - for standard input.")
-    ],
     discussion: """
       The whole input is validated (JSON, fields, sequence 1, 2, 3…, stream versions, payloads) before \
       anything is appended; an invalid line fails the import naming the line, and nothing is appended.
       """)
 
+  @Argument("FILE", help: "The file (or FIFO, /dev/stdin) to read, or - for standard input.")
   var file: String
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    file = arguments.positionals[0]
-  }
 
   /// The error for input that is not UTF-8, naming its first such line.
   static func invalidUTF8(in data: Data) -> CommandFailure {
@@ -104,14 +92,16 @@ struct ImportCommand: CLICommand {
       if line.isEmpty && index == lines.count - 1 { break }
       let number = index + 1
       let offset = text.utf8.distance(from: text.utf8.startIndex, to: line.startIndex)
-      let entry = try EventJSON.parse(line, number: number, offset: offset, registry: registry)
+      let entry = try EventJSON.parse(
+        line, number: number, offset: offset, registry: registry, streams: context.dependencies.streamNames)
       guard entry.sequence == count + 1 else {
         throw CommandFailure("line \(number): 'seq' is \(entry.sequence), expected \(count + 1)")
       }
       let expected = (versions[entry.stream] ?? 0) + 1
       guard entry.version == expected else {
         throw CommandFailure(
-          "line \(number): stream '\(entry.stream)' 'version' is \(entry.version), expected \(expected)")
+          "line \(number): stream '\(context.dependencies.streamNames.displayed(entry.stream))' 'version' is \(entry.version), expected \(expected)"
+        )
       }
       guard ids.insert(entry.event.id).inserted else {
         throw CommandFailure(

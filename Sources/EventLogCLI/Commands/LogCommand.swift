@@ -4,38 +4,27 @@ import Replication
 
 /// `eventlog log`: the audit trail, filtered, paged through without loading the log whole.
 struct LogCommand: CLICommand {
-  static let spec = CommandSpec(
-    name: "log", abstract: "Show the audit trail: every event, oldest first.",
-    options: [
-      .flag(
-        "json", #"One JSON object per line (the export format; an event the server refused adds "rejected")."#
-      ),
-      .option("stream", "ID", "Only events of this stream."),
-      .option("type", "NAME", "Only events of this type."),
-      .option("from", "SEQ", "Start at this sequence number."),
-      .option("to", "SEQ", "Stop at this sequence number."),
-      .option("limit", "N", "Show at most N events."),
-    ])
+  static let configuration = CommandConfiguration(
+    name: "log", abstract: "Show the audit trail: every event, oldest first.")
 
+  @Flag(
+    "json",
+    help: #"One JSON object per line (the export format; an event the server refused adds "rejected")."#)
   var json: Bool
+  @Option("stream", "ID", help: "Only events of this stream (a UUID in it in either case).", type: .streamID)
   var stream: StreamID?
+  @Option("type", "NAME", help: "Only events of this type.")
   var type: String?
-  var from: UInt64
+  @Option("from", "SEQ", help: "Start at this sequence number.", type: .sequence)
+  var from: UInt64 = 1
+  @Option("to", "SEQ", help: "Stop at this sequence number.", type: .sequence)
   var to: UInt64?
-  var limit: Int
+  @Option("limit", "N", help: "Show at most N events.", type: .integer(in: 0...Int.max))
+  var limit: Int = .max
 
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    json = arguments.flag("json")
-    stream = arguments.value("stream").map { StreamID($0) }
-    if let reason = stream?.invalidReason {
-      throw UsageError("invalid value for '--stream': \(reason)", usage: usage)
-    }
-    type = arguments.value("type")
-    from = try arguments.sequence("from", usage: usage) ?? 1
-    to = try arguments.sequence("to", usage: usage)
-    limit = try arguments.integer("limit", in: 0...Int.max, usage: usage) ?? .max
+  func validate() throws(UsageError) {
     if let to, to < from {
-      throw UsageError("'--to \(to)' is before '--from \(from)'", usage: usage)
+      throw UsageError("'--to \(to)' is before '--from \(from)'")
     }
   }
 
@@ -46,7 +35,7 @@ struct LogCommand: CLICommand {
     // The events the replication server refused (usually none), shown with their reason.
     let rejected = Dictionary(
       try LocalReplica(store: store, isReplicated: context.dependencies.isReplicated).rejections().map {
-        ($0.sequence, $0.reason)
+        ($0.sequence, UUIDText.lowercased($0.reason))
       }, uniquingKeysWith: { first, _ in first })
     var shown = 0
     var page = Table(["SEQ", "RECORDED AT", "STREAM", "VER", "TYPE", "PAYLOAD"], rightAligned: [0, 3])
@@ -62,7 +51,7 @@ struct LogCommand: CLICommand {
       shown += 1
       let rejection = rejected.isEmpty ? nil : rejected[event.sequence]
       if json {
-        let line = try EventJSON.line(event, registry: registry)
+        let line = try EventJSON.line(event, registry: registry, streams: context.dependencies.streamNames)
         if let rejection, line.hasSuffix("}") {
           console.print(line.dropLast() + #","rejected":"# + JSONValue.string(rejection).rendered() + "}")
         } else {
@@ -71,7 +60,8 @@ struct LogCommand: CLICommand {
       } else {
         let summary = EventJSON.summary(event, registry: registry)
         page.append([
-          String(event.sequence), ISO8601.string(from: event.recordedAt), event.stream.rawValue,
+          String(event.sequence), ISO8601.string(from: event.recordedAt),
+          context.dependencies.streamNames.displayed(event.stream),
           String(event.version), event.type,
           rejection.map { "[rejected by the server: \($0)] \(summary)" } ?? summary,
         ])
@@ -79,7 +69,7 @@ struct LogCommand: CLICommand {
       }
       return true
     }
-    if let stream {
+    if let stream = stream.map({ context.dependencies.streamNames.stored($0.rawValue) }) {
       var nextVersion: UInt64 = 1
       walk: while true {
         let events = try store.events(in: stream, fromVersion: nextVersion, limit: 1_000)
@@ -99,23 +89,12 @@ struct LogCommand: CLICommand {
 
 /// `eventlog show SEQ`: one event in full.
 struct ShowCommand: CLICommand {
-  static let spec = CommandSpec(
-    name: "show", abstract: "Show one event in full.",
-    arguments: [.init(name: "SEQ", help: "The event's sequence number.")],
-    options: [.flag("json", "As one JSON object (the log format).")])
+  static let configuration = CommandConfiguration(name: "show", abstract: "Show one event in full.")
 
+  @Argument("SEQ", help: "The event's sequence number.", type: .sequence)
   var sequence: UInt64
+  @Flag("json", help: "As one JSON object (the log format).")
   var json: Bool
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    let text = arguments.positionals[0]
-    guard let sequence = UInt64(text), sequence > 0 else {
-      throw UsageError(
-        "invalid sequence number '\(text)' for 'SEQ': expected a positive integer", usage: usage)
-    }
-    self.sequence = sequence
-    json = arguments.flag("json")
-  }
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
@@ -124,7 +103,8 @@ struct ShowCommand: CLICommand {
     }
     let registry = context.dependencies.eventTypes
     if json {
-      context.console.print(try EventJSON.line(event, registry: registry))
+      context.console.print(
+        try EventJSON.line(event, registry: registry, streams: context.dependencies.streamNames))
       return
     }
     let payload: String
@@ -135,23 +115,23 @@ struct ShowCommand: CLICommand {
     }
     var table = Table(["FIELD", "VALUE"])
     table.append(["seq", String(event.sequence)])
-    table.append(["id", event.id.uuidString.lowercased()])
-    table.append(["stream", event.stream.rawValue])
+    table.append(["id", event.id.lowercasedString])
+    table.append(["stream", context.dependencies.streamNames.displayed(event.stream)])
     table.append(["version", String(event.version)])
     table.append(["type", "\(event.type) (schema \(event.schemaVersion))"])
     table.append(["recordedAt", ISO8601.string(from: event.recordedAt)])
-    table.append(["correlationId", event.metadata.correlationID?.uuidString.lowercased() ?? "-"])
-    table.append(["causationId", event.metadata.causationID?.uuidString.lowercased() ?? "-"])
+    table.append(["correlationId", event.metadata.correlationID?.lowercasedString ?? "-"])
+    table.append(["causationId", event.metadata.causationID?.lowercasedString ?? "-"])
     table.append(["origin", event.metadata.origin.isEmpty ? "-" : event.metadata.origin])
     let replica = LocalReplica(store: store, isReplicated: context.dependencies.isReplicated)
     if let pulled = try replica.origin(ofLocalSequence: sequence) {
       table.append([
         "pulled",
-        "server position \(pulled.position), from device \(pulled.device.uuidString.lowercased()) (its seq \(pulled.sequence))",
+        "server position \(pulled.position), from device \(pulled.device.lowercasedString) (its seq \(pulled.sequence))",
       ])
     }
     if let rejection = try replica.rejections().first(where: { $0.sequence == sequence }) {
-      table.append(["rejected", "by the server: \(rejection.reason)"])
+      table.append(["rejected", "by the server: \(UUIDText.lowercased(rejection.reason))"])
     }
     table.append(["payload", payload])
     context.console.print(table.rendered(), terminator: "")

@@ -5,28 +5,23 @@ import RestaurantBooking
 /// `eventlog replay`: rebuild the projections from the log and compare them with the live ones,
 /// show the state as of an event, or swap the rebuilt projections in.
 struct ReplayCommand: CLICommand {
-  static let spec = CommandSpec(
+  static let configuration = CommandConfiguration(
     name: "replay", abstract: "Rebuild the projections from the log; compare them with the live ones.",
-    options: [
-      .option("to", "SEQ", "Stop at this event and show the state as of then (time travel)."),
-      .flag("json", #"As {"toSeq", "restaurants": [...], "bookings": [...]}."#),
-      .flag("apply", "Swap the rebuilt projections in, atomically."),
-    ],
     discussion:
       "Without --to, exits with status 1 and names the first difference when the rebuilt projections differ from the live ones."
   )
 
+  @Option(
+    "to", "SEQ", help: "Stop at this event and show the state as of then (time travel).", type: .sequence)
   var to: UInt64?
+  @Flag("json", help: #"As {"toSeq", "restaurants": [...], "bookings": [...]}."#)
   var json: Bool
+  @Flag("apply", help: "Swap the rebuilt projections in, atomically.")
   var apply: Bool
 
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    to = try arguments.sequence("to", usage: usage)
-    json = arguments.flag("json")
-    apply = arguments.flag("apply")
+  func validate() throws(UsageError) {
     if apply && to != nil {
-      throw UsageError(
-        "'--apply' rebuilds the current state and cannot be combined with '--to'", usage: usage)
+      throw UsageError("'--apply' rebuilds the current state and cannot be combined with '--to'")
     }
   }
 

@@ -3,68 +3,54 @@ import Foundation
 import Replication
 
 /// The server URL of a replication command: the `URL` argument, else `$EVENTLOG_REMOTE`.
-private struct RemoteURL {
-  static let argument = CommandSpec.Argument(
-    name: "URL",
-    help:
-      "A postgres:// or postgresql:// URL (default: $EVENTLOG_REMOTE); the password comes from it, PGPASSWORD or ~/.pgpass.",
-    optional: true)
+private enum RemoteURL {
+  static let help =
+    "A postgres:// or postgresql:// URL (default: $EVENTLOG_REMOTE); the password comes from it, PGPASSWORD or ~/.pgpass."
 
-  /// The URL given, or `nil` to take it from the environment when the command runs.
-  static func given(_ arguments: ParsedArguments, usage: String) throws(UsageError) -> String? {
-    guard let url = arguments.positionals.first else { return nil }
-    try check(url, usage: usage)
-    return url
+  /// A postgres:// or postgresql:// URL; the text is never repeated, since it may hold a password.
+  static let type = ArgumentType<String> { url in
+    check(url)
+      ? .success(url)
+      : .failure(ArgumentValueError("not a postgres:// or postgresql:// URL", showsValue: false))
   }
 
-  static func check(_ url: String, usage: String) throws(UsageError) {
-    // The URL is not repeated: it may hold a password.
-    guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
-      throw UsageError("'URL' is not a postgres:// or postgresql:// URL", usage: usage)
-    }
-  }
+  static func check(_ url: String) -> Bool { url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") }
 
-  static func resolve(_ given: String?, _ context: CommandContext, usage: String) throws(UsageError) -> String
-  {
+  /// The URL given, else `$EVENTLOG_REMOTE`.
+  static func resolve(_ given: String?, _ context: CommandContext) throws(UsageError) -> String {
     if let given { return given }
     guard let url = context.environment["EVENTLOG_REMOTE"], !url.isEmpty else {
-      throw UsageError("missing 'URL' (give one, or set EVENTLOG_REMOTE)", usage: usage)
+      throw UsageError("missing 'URL' (give one, or set EVENTLOG_REMOTE)")
     }
-    try check(url, usage: usage)
+    guard check(url) else { throw UsageError("'EVENTLOG_REMOTE' is not a postgres:// or postgresql:// URL") }
     return url
-  }
-}
-
-/// `--retry-for SECONDS` of the one-shot commands.
-private enum RetryOption {
-  static let spec = CommandSpec.Option.option(
-    "retry-for", "SECONDS", "Retry a server that cannot be reached for this long before failing (default 30)."
-  )
-  static let `default` = 30
-
-  static func parse(_ arguments: ParsedArguments, usage: String) throws(UsageError) -> Duration {
-    .seconds(try arguments.integer("retry-for", in: 0...86_400, usage: usage) ?? Self.default)
   }
 }
 
 /// What `push`, `pull` and `replicate` share: the server, the retry budget, `--json`.
-private struct RemoteOptions {
+private struct RemoteOptions: ArgumentGroup {
+  /// The default of `--retry-for`, in seconds.
+  static let defaultRetry = 30
+
+  @Argument("URL", help: RemoteURL.help, type: RemoteURL.type)
   var url: String?
-  var retryFor: Duration
+  @Option(
+    "retry-for", "SECONDS",
+    help:
+      "Retry a server that cannot be reached for this long before failing (default \(RemoteOptions.defaultRetry)).",
+    type: .integer(in: 0...86_400))
+  var retrySeconds: Int = RemoteOptions.defaultRetry
+  @Flag("json", help: "As JSON (the shape is in the discussion below).")
   var json: Bool
 
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    url = try RemoteURL.given(arguments, usage: usage)
-    retryFor = try RetryOption.parse(arguments, usage: usage)
-    json = arguments.flag("json")
-  }
+  var retryFor: Duration { .seconds(retrySeconds) }
 
   /// Opens the store (`access`), checks the server and runs `body` with a replicator between them.
   func withReplicator<R>(
-    _ context: CommandContext, _ spec: CommandSpec, _ access: CommandContext.Access, retrying: Bool = true,
+    _ context: CommandContext, _ access: CommandContext.Access, retrying: Bool = true,
     _ body: (Replicator) async throws -> R
   ) async throws -> R {
-    let url = try RemoteURL.resolve(url, context, usage: spec.usage(prefix: "eventlog"))
+    let url = try RemoteURL.resolve(url, context)
     let store = try context.openStore(access)
     let replicator = try context.replicator(store, url: url, retryFor: retrying ? retryFor : nil)
     defer { replicator.transport.close() }
@@ -138,25 +124,20 @@ extension PullSummary {
 
 /// `eventlog remote init [URL]`.
 struct RemoteInitCommand: CLICommand {
-  static let spec = CommandSpec(
+  static let configuration = CommandConfiguration(
     name: "init", abstract: "Create or upgrade the replication schema on the server.",
-    arguments: [RemoteURL.argument],
-    options: [.flag("json", #"As {"schemaVersion": n}."#)],
     discussion: """
       Run it once per database, as a role that may create schemas there (its owner; no superuser). \
       It is idempotent; a server schema newer than this build's is refused and left as it is.
       """)
 
+  @Argument("URL", help: RemoteURL.help, type: RemoteURL.type)
   var url: String?
+  @Flag("json", help: #"As {"schemaVersion": n}."#)
   var json: Bool
 
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    url = try RemoteURL.given(arguments, usage: usage)
-    json = arguments.flag("json")
-  }
-
   func run(_ context: CommandContext) async throws {
-    let url = try RemoteURL.resolve(url, context, usage: Self.spec.usage(prefix: "eventlog remote"))
+    let url = try RemoteURL.resolve(url, context)
     guard let initialize = context.dependencies.initializeRemote else {
       throw CommandFailure("this build of eventlog has no replication transport")
     }
@@ -175,21 +156,16 @@ struct RemoteInitCommand: CLICommand {
 
 /// `eventlog remote status`.
 struct RemoteStatusCommand: CLICommand {
-  static let spec = CommandSpec(
+  static let configuration = CommandConfiguration(
     name: "status", abstract: "Show this device's replication: pending events, marks, rejections.",
-    options: [
-      .flag(
-        "json",
-        #"As {"device", "pending", "pushedThrough", "cursor", "unreadable", "rejected": [{"seq", "id", "reason"}]}."#
-      )
-    ],
     discussion: "Reads the local log only; no server is contacted.")
 
+  @Flag(
+    "json",
+    help:
+      #"As {"device", "pending", "pushedThrough", "cursor", "unreadable", "rejected": [{"seq", "id", "reason"}]}."#
+  )
   var json: Bool
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    json = arguments.flag("json")
-  }
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
@@ -199,7 +175,7 @@ struct RemoteStatusCommand: CLICommand {
       let rejected = status.rejected.map { rejection in
         JSONValue.object([
           ("seq", .uint(rejection.sequence)), ("id", .optional(rejection.id?.uuidString.lowercased())),
-          ("reason", .string(rejection.reason)),
+          ("reason", .string(UUIDText.lowercased(rejection.reason))),
         ])
       }
       context.console.print(
@@ -222,7 +198,8 @@ struct RemoteStatusCommand: CLICommand {
       var rejections = Table(["SEQ", "ID", "REASON"], rightAligned: [0])
       for rejection in status.rejected {
         rejections.append([
-          String(rejection.sequence), rejection.id?.uuidString.lowercased() ?? "-", rejection.reason,
+          String(rejection.sequence), rejection.id?.lowercasedString ?? "-",
+          UUIDText.lowercased(rejection.reason),
         ])
       }
       context.console.print(rejections.rendered(), terminator: "")
@@ -232,26 +209,18 @@ struct RemoteStatusCommand: CLICommand {
 
 /// `eventlog push [URL]`.
 struct PushCommand: CLICommand {
-  static let spec = CommandSpec(
+  static let configuration = CommandConfiguration(
     name: "push", abstract: "Send this device's unpushed events of replicated streams to the server.",
-    arguments: [RemoteURL.argument],
-    options: [
-      RetryOption.spec,
-      .flag("json", #"As {"pushed", "alreadyStored", "rejected", "pending"}."#),
-    ],
     discussion: """
-      An event the server refuses for good is recorded (see 'eventlog remote status') and the events after \
-      it are still sent; that is not a failure of the command.
+      With --json: {"pushed", "alreadyStored", "rejected", "pending"}. An event the server refuses for good is \
+      recorded (see 'eventlog remote status') and the events after it are still sent; that is not a failure \
+      of the command.
       """)
 
-  private var options: RemoteOptions
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    options = try RemoteOptions(arguments, usage: usage)
-  }
+  private let options = RemoteOptions()
 
   func run(_ context: CommandContext) async throws {
-    try await options.withReplicator(context, Self.spec, .write) { replicator in
+    try await options.withReplicator(context, .write) { replicator in
       let progress = ProgressReporter("push", console: context.console)
       let summary = try await replicator.push(progress: progress.report, onRetry: context.retryNotice)
       progress.finish()
@@ -262,24 +231,19 @@ struct PushCommand: CLICommand {
 
 /// `eventlog pull [URL]`.
 struct PullCommand: CLICommand {
-  static let spec = CommandSpec(
+  static let configuration = CommandConfiguration(
     name: "pull", abstract: "Append the owner's server events this device lacks.",
-    arguments: [RemoteURL.argument],
-    options: [RetryOption.spec, .flag("json", #"As {"pulled", "alreadyPresent", "cursor"}."#)],
     discussion: """
-      Creates the environment when there is none (a new device). An event this build cannot read is stored \
-      as it came and kept out of the projections (see 'eventlog remote status').
+      With --json: {"pulled", "alreadyPresent", "cursor", "unreadable"}. Creates the environment when there is \
+      none (a new device). An event this build cannot read is stored as it came and kept out of the \
+      projections (see 'eventlog remote status').
       """)
 
-  private var options: RemoteOptions
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    options = try RemoteOptions(arguments, usage: usage)
-  }
+  private let options = RemoteOptions()
 
   func run(_ context: CommandContext) async throws {
     // A new device's environment is created, and removed again if the pull fails.
-    try await options.withReplicator(context, Self.spec, .create) { replicator in
+    try await options.withReplicator(context, .create) { replicator in
       let progress = ProgressReporter("pull", console: context.console)
       let summary = try await replicator.pull(progress: progress.report, onRetry: context.retryNotice)
       progress.finish()
@@ -290,34 +254,28 @@ struct PullCommand: CLICommand {
 
 /// `eventlog replicate [URL] [--watch]`.
 struct ReplicateCommand: CLICommand {
-  static let spec = CommandSpec(
+  static let configuration = CommandConfiguration(
     name: "replicate", abstract: "Push, then pull; with --watch, go on live until SIGINT or SIGTERM.",
-    arguments: [RemoteURL.argument],
-    options: [
-      .flag("watch", "Keep replicating: push local commits, pull what the server announces, retry outages."),
-      RetryOption.spec,
-      .flag("json", #"As {"push": {…}, "pull": {…}} (with --watch, the totals when stopped)."#),
-    ],
     discussion: """
-      Live mode listens for the server's notifications (LISTEN needs a direct or session connection, not a \
-      transaction pooler) and also pulls every 5 s. It stops cleanly on SIGINT or SIGTERM: the batch in flight \
-      finishes, and the exit status is 0.
+      With --json: {"push": {…}, "pull": {…}} (with --watch, the totals when stopped). Live mode listens for \
+      the server's notifications (LISTEN needs a direct or session connection, not a transaction pooler) and \
+      also pulls every 5 s. It stops cleanly on SIGINT or SIGTERM: the batch in flight finishes, and the exit \
+      status is 0.
       """)
 
-  private var options: RemoteOptions
+  @Flag("watch", help: "Keep replicating: push local commits, pull what the server announces, retry outages.")
   var watch: Bool
+  private let options = RemoteOptions()
 
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    options = try RemoteOptions(arguments, usage: usage)
-    watch = arguments.flag("watch")
-    if watch && arguments.value("retry-for") != nil {
-      throw UsageError("'--retry-for' does not apply to '--watch', which retries until stopped", usage: usage)
+  func validate() throws(UsageError) {
+    if watch && options.$retrySeconds.wasGiven {
+      throw UsageError("'--retry-for' does not apply to '--watch', which retries until stopped")
     }
   }
 
   func run(_ context: CommandContext) async throws {
     let json = options.json
-    try await options.withReplicator(context, Self.spec, .create, retrying: !watch) { replicator in
+    try await options.withReplicator(context, .create, retrying: !watch) { replicator in
       let result: WatchRound
       if watch {
         // Caught from here on (until then, Ctrl-C ends the command as usual).

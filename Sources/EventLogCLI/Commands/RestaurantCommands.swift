@@ -4,17 +4,8 @@ import RestaurantBooking
 
 /// `eventlog restaurants sync`: fetch the remote list and append the diff.
 struct RestaurantsSyncCommand: CLICommand {
-  static let spec = CommandSpec(
+  static let configuration = CommandConfiguration(
     name: "sync", abstract: "Fetch the restaurant list and append the diff as events; print the counts.",
-    options: [
-      .option(
-        "from", "URL|FILE|-", "The Supabase project URL, a file holding one response body, or - for stdin."),
-      .option("api-key", "KEY", "The Supabase API key (default: $SUPABASE_ANON_KEY); never printed."),
-      .option(
-        "deadline", "SECONDS",
-        "Give up fetching from a URL after this long, all pages together (default: \(defaultDeadline))."),
-      .flag("json", #"As {"added", "updated", "removed", "unchanged"}."#),
-    ],
     discussion: """
       Only a complete snapshot is diffed: a failed page, a malformed row or a duplicate id fails the sync \
       and nothing is appended. The same snapshot twice appends nothing. From a URL, each page must arrive \
@@ -24,20 +15,20 @@ struct RestaurantsSyncCommand: CLICommand {
   /// The default of `--deadline`, in seconds.
   static let defaultDeadline = 300
 
+  @Option(
+    "from", "URL|FILE|-", help: "The Supabase project URL, a file holding one response body, or - for stdin.",
+    type: .nonEmpty("a URL, a file or -"))
   var from: String
+  @Option("api-key", "KEY", help: "The Supabase API key (default: $SUPABASE_ANON_KEY); never printed.")
   var apiKey: String?
-  var deadline: Int
+  @Option(
+    "deadline", "SECONDS",
+    help:
+      "Give up fetching from a URL after this long, all pages together (default: \(RestaurantsSyncCommand.defaultDeadline)).",
+    type: .integer(in: 1...86_400))
+  var deadline: Int = RestaurantsSyncCommand.defaultDeadline
+  @Flag("json", help: #"As {"added", "updated", "removed", "unchanged"}."#)
   var json: Bool
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    guard let from = arguments.value("from"), !from.isEmpty else {
-      throw UsageError("missing '--from <URL|FILE|->'", usage: usage)
-    }
-    self.from = from
-    apiKey = arguments.value("api-key")
-    deadline = try arguments.integer("deadline", in: 1...86_400, usage: usage) ?? Self.defaultDeadline
-    json = arguments.flag("json")
-  }
 
   /// Whether `--from` is an http(s) URL (in any case), which needs the API key.
   var isRemote: Bool { SupabaseRestaurantSource.isHTTP(from) }
@@ -45,9 +36,7 @@ struct RestaurantsSyncCommand: CLICommand {
   func run(_ context: CommandContext) async throws {
     let key = apiKey ?? context.environment["SUPABASE_ANON_KEY"]
     if isRemote && (key ?? "").isEmpty {
-      throw UsageError(
-        "'--from \(from)' needs an API key: give '--api-key <KEY>' or set SUPABASE_ANON_KEY",
-        usage: Self.spec.usage(prefix: "eventlog restaurants"))
+      throw UsageError("'--from \(from)' needs an API key: give '--api-key <KEY>' or set SUPABASE_ANON_KEY")
     }
     if from == "-" && StandardStreams.wasClosed(0) { throw InputError(name: from, reason: "it is closed") }
     let source = try context.dependencies.restaurantSource(from, isRemote ? key : nil)
@@ -92,15 +81,11 @@ struct RestaurantsSyncCommand: CLICommand {
 
 /// `eventlog restaurants list`.
 struct RestaurantsListCommand: CLICommand {
-  static let spec = CommandSpec(
-    name: "list", abstract: "List the current restaurants, sorted by name.",
-    options: [.flag("json", #"As [{"id", "name", "cuisine"}]."#)])
+  static let configuration = CommandConfiguration(
+    name: "list", abstract: "List the current restaurants, sorted by name.")
 
+  @Flag("json", help: #"As [{"id", "name", "cuisine"}]."#)
   var json: Bool
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    json = arguments.flag("json")
-  }
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)

@@ -4,25 +4,19 @@ import Foundation
 /// `eventlog verify`: checksums, gap-free sequence, stream versions, indexes, projection
 /// checkpoints and projections against a replay.
 struct VerifyCommand: CLICommand {
-  static let spec = CommandSpec(
+  static let configuration = CommandConfiguration(
     name: "verify",
     abstract: "Check every record's checksum, the sequence, stream versions, indexes and projections.",
-    options: [
-      .flag(
-        "json",
-        #"As {"ok", "events", "problems": [{"seq", "problem"}], "skipped": [{"seq", "kind", "reason"}]}."#)
-    ],
     discussion: """
       Exits with status 1 when a problem is found. Events the projections skip (of a type or schema version \
       this build cannot read, or breaking the domain's rules, as pulled from another device) are listed, \
       not counted as problems.
       """)
 
+  @Flag(
+    "json",
+    help: #"As {"ok", "events", "problems": [{"seq", "problem"}], "skipped": [{"seq", "kind", "reason"}]}."#)
   var json: Bool
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    json = arguments.flag("json")
-  }
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
@@ -32,13 +26,14 @@ struct VerifyCommand: CLICommand {
     if json {
       let problems = report.problems.map { problem in
         JSONValue.object([
-          ("seq", problem.sequence.map(JSONValue.uint) ?? .null), ("problem", .string(problem.problem)),
+          ("seq", problem.sequence.map(JSONValue.uint) ?? .null),
+          ("problem", .string(UUIDText.lowercased(problem.problem))),
         ])
       }
       let skipped = report.skipped.map { event in
         JSONValue.object([
           ("seq", .uint(event.sequence)), ("kind", .string(Self.name(of: event.kind))),
-          ("reason", .string(event.reason)),
+          ("reason", .string(UUIDText.lowercased(event.reason))),
         ])
       }
       context.console.print(
@@ -53,14 +48,14 @@ struct VerifyCommand: CLICommand {
         context.console.print("\(report.skipped.count) event(s) are kept but not projected:")
         var table = Table(["SEQ", "KIND", "REASON"], rightAligned: [0])
         for event in report.skipped {
-          table.append([String(event.sequence), Self.name(of: event.kind), event.reason])
+          table.append([String(event.sequence), Self.name(of: event.kind), UUIDText.lowercased(event.reason)])
         }
         context.console.print(table.rendered(), terminator: "")
       }
     } else {
       var table = Table(["SEQ", "PROBLEM"], rightAligned: [0])
       for problem in report.problems {
-        table.append([problem.sequence.map(String.init) ?? "-", problem.problem])
+        table.append([problem.sequence.map(String.init) ?? "-", UUIDText.lowercased(problem.problem)])
       }
       context.console.print(table.rendered(), terminator: "")
     }
@@ -84,15 +79,11 @@ extension VerifyCommand {
 
 /// `eventlog stats`: counts, sizes, head and per-type counts.
 struct StatsCommand: CLICommand {
-  static let spec = CommandSpec(
-    name: "stats", abstract: "Show counts, sizes, the head sequence and per-type counts.",
-    options: [.flag("json", "As one JSON object.")])
+  static let configuration = CommandConfiguration(
+    name: "stats", abstract: "Show counts, sizes, the head sequence and per-type counts.")
 
+  @Flag("json", help: "As one JSON object.")
   var json: Bool
-
-  init(_ arguments: ParsedArguments, usage: String) throws(UsageError) {
-    json = arguments.flag("json")
-  }
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
@@ -111,7 +102,7 @@ struct StatsCommand: CLICommand {
     let fileSize =
       (try? FileManager.default.attributesOfItem(atPath: store.path + "/data.mdb")[.size] as? Int) ?? 0
     let sortedTypes = types.sorted { $0.key < $1.key }
-    let device = store.deviceID.map { $0.uuidString.lowercased() }
+    let device = store.deviceID.map(\.lowercasedString)
     let skipped = try store.skippedCount()
     if json {
       context.console.print(

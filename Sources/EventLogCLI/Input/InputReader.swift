@@ -56,7 +56,7 @@ public enum InputReader {
 }
 
 /// An input that could not be read: exit status 1.
-public struct InputError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct InputError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
   /// The input as named on the command line (`-` for standard input).
   public var name: String
   /// Why, for example `it is a directory`.
@@ -67,6 +67,9 @@ public struct InputError: Error, Equatable, Sendable, CustomStringConvertible {
     self.name = name
     self.reason = reason
   }
+
+  /// The description: `LocalizedError`'s text is the same sentence.
+  public var errorDescription: String? { description }
 
   public var description: String {
     name == "-" ? "cannot read standard input: \(reason)" : "cannot read '\(name)': \(reason)"

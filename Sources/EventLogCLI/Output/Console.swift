@@ -126,12 +126,15 @@ public final class Console: Sendable {
 }
 
 /// Standard output could not be written: exit status 1, whatever the command did.
-public struct StandardOutputError: Error, Equatable, Sendable, CustomStringConvertible {
+public struct StandardOutputError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
   /// The system's reason, for example `No space left on device`.
   public var reason: String
 
   /// Creates the error.
   public init(reason: String) { self.reason = reason }
+
+  /// The description: `LocalizedError`'s text is the same sentence.
+  public var errorDescription: String? { description }
 
   public var description: String { "cannot write standard output: \(reason)" }
 }

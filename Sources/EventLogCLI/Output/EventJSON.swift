@@ -7,12 +7,16 @@ import Foundation
 /// The payload is rendered by the event type registry (keys sorted); an event of a type the
 /// registry does not know is rendered as `{"$binary": base64, "$schemaVersion": n}` so that
 /// `import` can restore it unchanged.
+///
+/// Every UUID is written in lower case: the event's ID, the metadata's, those inside the payload
+/// (``EventTypeRegistry/json(of:)``) and those inside stream names (``StreamNames``).
 enum EventJSON {
-  static func line(_ event: RecordedEvent, registry: EventTypeRegistry) throws -> String {
-    value(event, registry: registry).rendered()
+  static func line(_ event: RecordedEvent, registry: EventTypeRegistry, streams: StreamNames) throws -> String
+  {
+    value(event, registry: registry, streams: streams).rendered()
   }
 
-  static func value(_ event: RecordedEvent, registry: EventTypeRegistry) -> JSONValue {
+  static func value(_ event: RecordedEvent, registry: EventTypeRegistry, streams: StreamNames) -> JSONValue {
     let payload: JSONValue
     if let json = try? registry.json(of: event) {
       payload = .raw(String(decoding: json, as: UTF8.self))
@@ -24,8 +28,8 @@ enum EventJSON {
     }
     return .object([
       ("seq", .uint(event.sequence)),
-      ("id", .string(event.id.uuidString.lowercased())),
-      ("stream", .string(event.stream.rawValue)),
+      ("id", .string(event.id.lowercasedString)),
+      ("stream", .string(streams.displayed(event.stream))),
       ("version", .uint(event.version)),
       ("type", .string(event.type)),
       ("recordedAt", .string(ISO8601.string(from: event.recordedAt))),
@@ -33,8 +37,8 @@ enum EventJSON {
       (
         "metadata",
         .object([
-          ("correlationId", .optional(event.metadata.correlationID?.uuidString.lowercased())),
-          ("causationId", .optional(event.metadata.causationID?.uuidString.lowercased())),
+          ("correlationId", .optional(event.metadata.correlationID?.lowercasedString)),
+          ("causationId", .optional(event.metadata.causationID?.lowercasedString)),
           ("origin", .string(event.metadata.origin)),
         ])
       ),
@@ -57,8 +61,9 @@ enum EventJSON {
   /// - Parameter offset: the byte offset of the line in its file, for errors.
   /// - Throws: ``CommandFailure`` naming the line number and the field; for text that is not
   ///   JSON (RFC 8259, ``StrictJSON``), also the column and the byte offset in the file.
+  /// UUIDs are read in either case, and a stream's name as ``StreamNames/stored`` reads it.
   static func parse(
-    _ line: Substring, number: Int, offset: Int = 0, registry: EventTypeRegistry
+    _ line: Substring, number: Int, offset: Int = 0, registry: EventTypeRegistry, streams: StreamNames
   ) throws -> (sequence: UInt64, stream: StreamID, version: UInt64, event: NewEvent) {
     func fail(_ message: String) -> CommandFailure { CommandFailure("line \(number): \(message)") }
     do {
@@ -95,7 +100,7 @@ enum EventJSON {
     guard let id = UUID(uuidString: try field("id", String.self)) else {
       throw fail("field 'id' is not a UUID")
     }
-    let stream = StreamID(try field("stream", String.self))
+    let stream = streams.stored(try field("stream", String.self))
     let type = try field("type", String.self)
     guard let recordedAt = ISO8601.date(from: try field("recordedAt", String.self)) else {
       throw fail("field 'recordedAt' is not an ISO 8601 date")

@@ -65,8 +65,7 @@ public struct BookingsProjection: Projection {
             }
           }
         } catch {
-          throw EventStoreError.payloadDecoding(
-            sequence: event.sequence, type: event.type, reason: "\(error)")
+          throw EventStoreError.payloadDecoding(sequence: event.sequence, type: event.type, underlying: error)
         }
         if let writeFailure { throw writeFailure }
       } else {

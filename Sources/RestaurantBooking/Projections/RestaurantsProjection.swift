@@ -90,7 +90,7 @@ enum RestaurantProjectionError: Error, CustomStringConvertible {
   var description: String {
     switch self {
     case .unknownRestaurant(let id, let sequence):
-      "event \(sequence) updates restaurant \(id), which is not in the catalog"
+      "event \(sequence) updates restaurant \(id.lowercasedString), which is not in the catalog"
     }
   }
 }

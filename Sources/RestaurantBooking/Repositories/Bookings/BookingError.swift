@@ -2,7 +2,7 @@ import EventLog
 import Foundation
 
 /// Why a booking could not be created or deleted. Nothing was appended.
-public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
   /// No restaurant of the catalog has this ID (or it was removed).
   case unknownRestaurant(UUID)
   /// No booking has this ID.
@@ -17,6 +17,9 @@ public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible {
   case invalidDate(String, reason: String)
   /// Refreshes kept changing the catalog while the booking was being made.
   case catalogBusy(attempts: Int)
+
+  /// The description: `LocalizedError`'s text is the same sentence.
+  public var errorDescription: String? { description }
 
   public var description: String {
     switch self {

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Descriptions name the page (its offset), the row (its index in the snapshot and its ID) and
 /// the field; they never contain the API key, and URLs in them carry no credentials or query.
-public enum RestaurantSyncError: Error, Equatable, Sendable, CustomStringConvertible {
+public enum RestaurantSyncError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
   /// The URL is not allowed: `http://` for a host that is not loopback, or another scheme.
   case insecureURL(String, reason: String)
   /// The server redirected where the client will not follow (carrying the key off the host,
@@ -32,6 +32,9 @@ public enum RestaurantSyncError: Error, Equatable, Sendable, CustomStringConvert
   case unreadableInput(path: String, reason: String)
   /// Other refreshes kept changing the catalog between the read and the append.
   case catalogChangedConcurrently(attempts: Int)
+
+  /// The description: `LocalizedError`'s text is the same sentence.
+  public var errorDescription: String? { description }
 
   public var description: String {
     switch self {

@@ -1,0 +1,90 @@
+import EventLog
+import Foundation
+import RestaurantBooking
+import Synchronization
+import TestKit
+
+@testable import EventLogCLI
+
+/// The outcome of one in-process run of the program.
+struct ProgramRun: CustomStringConvertible {
+  var status: Int32
+  var stdout: String
+  var stderr: String
+
+  var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
+}
+
+/// Runs ``EventLogProgram`` in this process, as `main.swift` does (without a replication
+/// transport), with its standard output and error captured: parsing tests need no process.
+struct InProcessCLI {
+  let directory = TemporaryDirectory("cli-in-process")
+  var database: String { directory.environment("test.db") }
+
+  static let dependencies = Dependencies(
+    openStore: { path, options in
+      try EventStore(
+        path: path, projections: RestaurantBookingSchema.projections,
+        admission: RestaurantBookingSchema.admission, options: options)
+    },
+    eventTypes: RestaurantBookingSchema.eventTypes,
+    streamNames: StreamNames(
+      displayed: RestaurantBookingStreams.displayName(of:), stored: RestaurantBookingStreams.stream(named:)),
+    admission: RestaurantBookingSchema.admission,
+    isReplicated: RestaurantBookingSchema.isReplicated,
+    restaurantSource: { from, apiKey in
+      if let url = URL(string: from), SupabaseRestaurantSource.isURL(from) {
+        return SupabaseRestaurantSource(baseURL: url, apiKey: apiKey ?? "")
+      }
+      return FileRestaurantSource(path: from)
+    },
+    restaurantRepository: { store, source in
+      EventSourcedRestaurantRepository(store: store, source: source, origin: "cli")
+    },
+    bookingRepository: { store in EventSourcedBookingRepository(store: store, origin: "cli") })
+
+  /// Runs `eventlog --db <test db> arguments…`.
+  @discardableResult
+  func callAsFunction(
+    _ arguments: String..., environment: [String: String] = [:], useDatabase: Bool = true
+  ) async -> ProgramRun {
+    await run(arguments, environment: environment, useDatabase: useDatabase)
+  }
+
+  func run(
+    _ arguments: [String], environment: [String: String] = [:], useDatabase: Bool = true
+  ) async -> ProgramRun {
+    let output = CapturedBytes()
+    let errors = CapturedBytes()
+    let console = Console(
+      errorIsTerminal: false, errorSink: { errors.append($0) }, outputSink: { output.append($0) })
+    let status = await EventLogProgram.main(
+      arguments: (useDatabase ? ["--db", database] : []) + arguments, environment: environment,
+      dependencies: Self.dependencies, console: console)
+    return ProgramRun(
+      status: status, stdout: output.text, stderr: errors.text)
+  }
+
+  /// Writes `text` to a file in the test directory and returns its path.
+  func file(_ name: String, _ text: String) throws -> String {
+    try directory.file(name, Data(text.utf8))
+  }
+
+  /// The head sequence (0 when there is no log yet).
+  func head() async -> Int {
+    let run = await self("stats", "--json")
+    guard run.status == 0,
+      let object = try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]
+    else { return 0 }
+    return object["head"] as? Int ?? -1
+  }
+}
+
+/// Bytes a console wrote.
+final class CapturedBytes: Sendable {
+  private let bytes = Mutex<[UInt8]>([])
+
+  func append(_ more: [UInt8]) { bytes.withLock { $0 += more } }
+
+  var text: String { bytes.withLock { String(decoding: $0, as: UTF8.self) } }
+}
