@@ -34,7 +34,8 @@ let package = Package(
     ),
     // A small HTTP GET client over libcurl with a hard body cap, timeouts and cancellation.
     .target(name: "HTTP", dependencies: ["CCurl"]),
-    // libpq's C API from the system library (Debian: libpq-dev). Only `Postgres` imports it.
+    // libpq's C API from the system library (Debian: libpq-dev). Only `Postgres` imports it, and the
+    // benchmark's hand-written libpq baseline.
     .systemLibrary(
       name: "CLibPQ",
       path: "Sources/CLibPQ",
@@ -69,10 +70,14 @@ let package = Package(
       pkgConfig: "sqlite3",
       providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
     ),
-    // Workloads against eventlog, raw LMDB, an append-only LMDB log, SQLite and the naive refresh.
+    // Workloads against eventlog, raw LMDB, an append-only LMDB log, SQLite, the naive refresh and
+    // hand-written libpq; the replicate workloads start a throwaway PostgreSQL (PostgresTestSupport).
     .executableTarget(
       name: "EventLogBenchmarks",
-      dependencies: ["EventLog", "RestaurantBooking", "Checksum", "TestKit", "CLMDB", "CSQLite"],
+      dependencies: [
+        "EventLog", "RestaurantBooking", "Checksum", "TestKit", "CLMDB", "CSQLite", "CLibPQ", "Postgres",
+        "Replication", "ReplicationPostgres", "PostgresTestSupport",
+      ],
       path: "Benchmarks/EventLogBenchmarks"
     ),
     // Test support: a process that appends, reads or holds a reader, for crash and concurrency tests.
@@ -114,8 +119,10 @@ let package = Package(
     // Crashes (kill -9), map growth and dead readers across processes, concurrency.
     .testTarget(
       name: "ReliabilityTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB", "TestKit"]),
-    // The benchmark's own checks: every system rebuilds the same read models (fingerprints).
-    .testTarget(name: "BenchmarkTests", dependencies: ["EventLogBenchmarks", "TestKit", "CLMDB"]),
+    // The benchmark's own checks: every system rebuilds the same read models (fingerprints), and
+    // both replicate systems store and pull the same rows (against a throwaway PostgreSQL).
+    .testTarget(
+      name: "BenchmarkTests", dependencies: ["EventLogBenchmarks", "TestKit", "CLMDB", "PostgresTestSupport"]),
     // Damage, hostile remotes, secrets and permissions, decoder fuzz regressions, model check.
     .testTarget(
       name: "HardeningTests",

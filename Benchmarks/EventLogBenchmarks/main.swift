@@ -79,6 +79,7 @@ var environment = BenchmarkEnvironment.current(
 let outcome = ParentRunner(options: options, scale: scale, workDirectory: workDirectory).run()
 if ownsWorkDirectory { FileSystem.remove(workDirectory) }
 environment.loadAverageAtEnd = BenchmarkEnvironment.loadAverage()
+environment.postgresVersion = outcome.serverVersion
 let targets = Targets.evaluate(outcome.measurements, batchSize: scale.batchSize)
 let comparisons = BatchComparison.evaluate(outcome.measurements, batchSize: scale.batchSize)
 print(

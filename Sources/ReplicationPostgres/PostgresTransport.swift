@@ -173,45 +173,127 @@ public final class PostgresTransport: ReplicationTransport {
   // MARK: JSON
 
   /// The `p_events` argument of `eventlog.push`.
+  ///
+  /// Written byte by byte into one buffer (IDs as lower-case hex, payloads as base64, strings
+  /// escaped where JSON needs it): building it with string appends and Foundation's formatters
+  /// was a third of a push's client CPU time.
   static func json(_ events: [OutgoingEvent]) -> String {
-    var text = "["
-    text.reserveCapacity(events.count * 400)
+    var out: [UInt8] = []
+    out.reserveCapacity(
+      2 + events.reduce(0) { $0 + 220 + $1.payload.count * 4 / 3 + $1.stream.rawValue.utf8.count })
+    out.append(UInt8(ascii: "["))
     for (index, event) in events.enumerated() {
-      if index > 0 { text += "," }
-      text += #"{"id":""# + event.id.uuidString.lowercased() + #"","seq":"# + String(event.localSequence)
-      text += #","stream":"# + quoted(event.stream.rawValue) + #","type":"# + quoted(event.type)
-      text += #","schemaVersion":"# + String(event.schemaVersion)
-      text += #","payload":""# + Data(event.payload).base64EncodedString() + #"""#
-      text += #","recordedAt":"# + String(event.recordedAt.microsecondsSince1970)
-      text += #","metadata":{"origin":"# + quoted(event.metadata.origin)
+      if index > 0 { out.append(UInt8(ascii: ",")) }
+      out.append(contentsOf: #"{"id":""#.utf8)
+      appendUUID(event.id, to: &out)
+      out.append(contentsOf: #"","seq":"#.utf8)
+      out.append(contentsOf: String(event.localSequence).utf8)
+      out.append(contentsOf: #","stream":"#.utf8)
+      appendQuoted(event.stream.rawValue, to: &out)
+      out.append(contentsOf: #","type":"#.utf8)
+      appendQuoted(event.type, to: &out)
+      out.append(contentsOf: #","schemaVersion":"#.utf8)
+      out.append(contentsOf: String(event.schemaVersion).utf8)
+      out.append(contentsOf: #","payload":""#.utf8)
+      appendBase64(event.payload, to: &out)
+      out.append(contentsOf: #"","recordedAt":"#.utf8)
+      out.append(contentsOf: String(event.recordedAt.microsecondsSince1970).utf8)
+      out.append(contentsOf: #","metadata":{"origin":"#.utf8)
+      appendQuoted(event.metadata.origin, to: &out)
       if let id = event.metadata.correlationID {
-        text += #","correlationID":""# + id.uuidString.lowercased() + #"""#
+        out.append(contentsOf: #","correlationID":""#.utf8)
+        appendUUID(id, to: &out)
+        out.append(UInt8(ascii: "\""))
       }
       if let id = event.metadata.causationID {
-        text += #","causationID":""# + id.uuidString.lowercased() + #"""#
+        out.append(contentsOf: #","causationID":""#.utf8)
+        appendUUID(id, to: &out)
+        out.append(UInt8(ascii: "\""))
       }
-      text += "}}"
+      out.append(contentsOf: "}}".utf8)
     }
-    return text + "]"
+    out.append(UInt8(ascii: "]"))
+    return String(decoding: out, as: UTF8.self)
   }
 
   /// `text` as a JSON string literal.
   static func quoted(_ text: String) -> String {
-    var result = "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": result += "\\\""
-      case "\\": result += "\\\\"
-      case "\n": result += "\\n"
-      case "\r": result += "\\r"
-      case "\t": result += "\\t"
-      case _ where scalar.value < 0x20:
-        let hex = String(scalar.value, radix: 16)
-        result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-      default: result.unicodeScalars.append(scalar)
+    var out: [UInt8] = []
+    appendQuoted(text, to: &out)
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  private static let hexDigits = Array("0123456789abcdef".utf8)
+
+  /// Appends `text` as a JSON string literal: `"`, `\` and the control characters escaped
+  /// (`\n`, `\r`, `\t`, else `\u00XX`), everything else as its UTF-8 bytes.
+  static func appendQuoted(_ text: String, to out: inout [UInt8]) {
+    out.append(UInt8(ascii: "\""))
+    let utf8 = text.utf8
+    if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+      out.append(contentsOf: utf8)
+      out.append(UInt8(ascii: "\""))
+      return
+    }
+    for byte in utf8 {
+      switch byte {
+      case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
+      case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
+      case UInt8(ascii: "\n"): out.append(contentsOf: #"\n"#.utf8)
+      case UInt8(ascii: "\r"): out.append(contentsOf: #"\r"#.utf8)
+      case UInt8(ascii: "\t"): out.append(contentsOf: #"\t"#.utf8)
+      case 0..<0x20:
+        out.append(contentsOf: #"\u00"#.utf8)
+        out.append(hexDigits[Int(byte >> 4)])
+        out.append(hexDigits[Int(byte & 0xF)])
+      default: out.append(byte)
       }
     }
-    return result + "\""
+    out.append(UInt8(ascii: "\""))
+  }
+
+  /// Appends `id` in lower-case hex, `8-4-4-4-12`.
+  static func appendUUID(_ id: UUID, to out: inout [UInt8]) {
+    withUnsafeBytes(of: id.uuid) { bytes in
+      for (index, byte) in bytes.enumerated() {
+        if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }
+        out.append(hexDigits[Int(byte >> 4)])
+        out.append(hexDigits[Int(byte & 0xF)])
+      }
+    }
+  }
+
+  private static let base64Digits = Array(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+  /// Appends `bytes` in base64 (RFC 4648, padded, no line breaks), as `decode(…, 'base64')` reads it.
+  static func appendBase64(_ bytes: [UInt8], to out: inout [UInt8]) {
+    let whole = bytes.count / 3
+    let count = (bytes.count + 2) / 3 * 4
+    let encoded = [UInt8](unsafeUninitializedCapacity: count) { text, initialized in
+      base64Digits.withUnsafeBufferPointer { digits in
+        bytes.withUnsafeBufferPointer { bytes in
+          for group in 0..<whole {
+            let chunk =
+              UInt32(bytes[3 * group]) << 16 | UInt32(bytes[3 * group + 1]) << 8
+              | UInt32(bytes[3 * group + 2])
+            text[4 * group] = digits[Int(chunk >> 18 & 63)]
+            text[4 * group + 1] = digits[Int(chunk >> 12 & 63)]
+            text[4 * group + 2] = digits[Int(chunk >> 6 & 63)]
+            text[4 * group + 3] = digits[Int(chunk & 63)]
+          }
+          let rest = bytes.count - 3 * whole
+          guard rest > 0 else { return }
+          let chunk = UInt32(bytes[3 * whole]) << 16 | (rest == 2 ? UInt32(bytes[3 * whole + 1]) << 8 : 0)
+          text[4 * whole] = digits[Int(chunk >> 18 & 63)]
+          text[4 * whole + 1] = digits[Int(chunk >> 12 & 63)]
+          text[4 * whole + 2] = rest == 2 ? digits[Int(chunk >> 6 & 63)] : UInt8(ascii: "=")
+          text[4 * whole + 3] = UInt8(ascii: "=")
+        }
+      }
+      initialized = count
+    }
+    out.append(contentsOf: encoded)
   }
 
   /// The metadata of a pulled event; an ID that is not a UUID is left out, an origin past

@@ -48,6 +48,26 @@ struct PostgresConnectionTests {
     #expect(error?.description.contains("shape") == true)
   }
 
+  @Test func uuidsAreReadAsTheServerWritesThemAndNothingElse() throws {
+    let connection = try connect()
+    let rows = try connection.query(
+      "SELECT md5(n::text)::uuid AS u, md5(n::text)::uuid::text AS t FROM generate_series(1, 300) AS n",
+      purpose: "many UUIDs")
+    #expect(rows.count == 300)
+    for row in 0..<rows.count {
+      #expect(try rows.uuid(row, "u") == UUID(uuidString: try rows.string(row, "t")))
+    }
+    let upper = try connection.query("SELECT upper($1::text) AS u", [.uuid(Self.id)], purpose: "upper case")
+    #expect(try upper.uuid(0, "u") == Self.id)
+    for text in [
+      "", "0f0e0d0c-0b0a-4908-8706-05040302010", "0f0e0d0c-0b0a-4908-8706-05040302010g",
+      "0f0e0d0c0b0a-4908-8706-0504030201000", "{0f0e0d0c-0b0a-4908-8706-050403020100}",
+    ] {
+      let rows = try connection.query("SELECT $1::text AS u", [.text(text)], purpose: "not a UUID")
+      #expect(throws: PostgresError.self, "\(text)") { try rows.uuid(0, "u") }
+    }
+  }
+
   @Test func serverErrorsCarrySQLStateConstraintAndPurpose() throws {
     let connection = try connect()
     try connection.execute(

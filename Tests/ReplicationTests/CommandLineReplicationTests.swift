@@ -156,7 +156,7 @@ struct CommandLineReplicationTests {
     #expect(!FileManager.default.fileExists(atPath: fresh.database))
   }
 
-  @Test func liveModeFollowsTheServerThroughARestartAndStopsCleanlyOnSIGTERM() throws {
+  @Test func liveModeFollowsTheServerThroughARestartAndStopsCleanlyOnSIGTERM() async throws {
     let server = try PostgresTestServer()
     defer { server.destroy() }
     let (database, owner, password) = try server.createDatabase()
@@ -181,7 +181,9 @@ struct CommandLineReplicationTests {
     try watcher.run()
     defer { if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) } }
 
-    func waitFor(_ what: String, _ condition: () throws -> Bool) throws {
+    // Waits by sleeping the task, not the thread: a blocked cooperative thread would stall the
+    // other suites' tasks on this 2-core machine.
+    func waitFor(_ what: String, _ condition: () throws -> Bool) async throws {
       let deadline = ContinuousClock.now + .seconds(20)
       while try !condition() {
         guard ContinuousClock.now < deadline else {
@@ -192,30 +194,32 @@ struct CommandLineReplicationTests {
           )
           return
         }
-        Thread.sleep(forTimeInterval: 0.1)
+        try await Task.sleep(for: .milliseconds(100))
       }
     }
     // The tablet's own booking goes up; the phone's comes down as the server announces it.
-    try waitFor("the tablet's push") {
+    try await waitFor("the tablet's push") {
       try phone("pull", url).status == 0 && (try phone.bookingIDs().count) == 1
     }
     let fromPhone = try phone.book("Phone")
     #expect(try phone("push", url).status == 0)
-    try waitFor("the phone's booking on the tablet") { try tablet.bookingIDs().contains(fromPhone) }
+    try await waitFor("the phone's booking on the tablet") { try tablet.bookingIDs().contains(fromPhone) }
 
     // The server goes away and comes back: the watcher retries and carries on.
     try server.stop(immediate: true)
-    Thread.sleep(forTimeInterval: 1)
+    try await Task.sleep(for: .seconds(1))
     try server.start()
     let later = try phone.book("After the restart")
-    try waitFor("the phone's push after the restart") {
+    try await waitFor("the phone's push after the restart") {
       try phone("push", url, "--retry-for", "10").status == 0
     }
-    try waitFor("the booking after the restart on the tablet") { try tablet.bookingIDs().contains(later) }
+    try await waitFor("the booking after the restart on the tablet") {
+      try tablet.bookingIDs().contains(later)
+    }
 
     kill(watcher.processIdentifier, SIGTERM)
     let deadline = ContinuousClock.now + .seconds(10)
-    while watcher.isRunning && ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.05) }
+    while watcher.isRunning && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
     #expect(!watcher.isRunning, "the watcher did not stop on SIGTERM")
     watcher.waitUntilExit()
     #expect(watcher.terminationReason == .exit && watcher.terminationStatus == 0)

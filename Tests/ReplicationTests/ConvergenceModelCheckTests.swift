@@ -27,7 +27,7 @@ struct ConvergenceModelCheckTests {
     let path: String
     let url: String
 
-    func run(_ arguments: [String], killAfter: Double? = nil) throws -> ChildRun? {
+    func run(_ arguments: [String], killAfter: Double? = nil) async throws -> ChildRun? {
       guard let killAfter else { return try runChild(binary, ["--db", path] + arguments) }
       let process = Process()
       process.executableURL = URL(fileURLWithPath: binary)
@@ -39,7 +39,7 @@ struct ConvergenceModelCheckTests {
       environment["SWIFT_BACKTRACE"] = "enable=no"
       process.environment = environment
       try process.run()
-      Thread.sleep(forTimeInterval: killAfter)
+      try await Task.sleep(for: .seconds(killAfter))
       kill(process.processIdentifier, SIGKILL)
       process.waitUntilExit()
       return nil
@@ -94,11 +94,15 @@ struct ConvergenceModelCheckTests {
     return (0..<(full ? 5 : 1)).map { _ in generator.next() % 1_000_000 }
   }
 
-  @Test func devicesConvergeWhateverTheInterleaving() throws {
-    for seed in Self.seeds { try check(seed: seed, steps: Self.full ? 250 : 40, devices: Self.full ? 5 : 3) }
+  @Test func devicesConvergeWhateverTheInterleaving() async throws {
+    for seed in Self.seeds {
+      try await check(seed: seed, steps: Self.full ? 250 : 40, devices: Self.full ? 5 : 3)
+    }
   }
 
-  private func check(seed: UInt64, steps: Int, devices count: Int) throws {
+  /// Async, yielding between steps: each step blocks its thread while a child runs, and a test
+  /// that held a cooperative thread for its whole run would stall the other suites' tasks.
+  private func check(seed: UInt64, steps: Int, devices count: Int) async throws {
     let trace = Trace(seed: seed)
     var random = SplitMix64(seed: seed)
     func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
@@ -136,6 +140,7 @@ struct ConvergenceModelCheckTests {
     }
 
     for step in 0..<steps {
+      await Task.yield()
       let device = pick(alices)
       let roll = random.next() % 100
       switch roll {
@@ -159,7 +164,7 @@ struct ConvergenceModelCheckTests {
         if chance(25) {
           let delay = Double(random.next() % 150) / 1000
           trace.steps.append("\(step): \(device.name) \(command), killed after \(delay) s")
-          _ = try device.run([command, device.url, "--retry-for", "20"], killAfter: delay)
+          _ = try await device.run([command, device.url, "--retry-for", "20"], killAfter: delay)
         } else {
           trace.steps.append("\(step): \(device.name) \(command)")
           _ = try device.must(command, device.url, "--retry-for", "20", trace: trace)
@@ -175,7 +180,7 @@ struct ConvergenceModelCheckTests {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        Thread.sleep(forTimeInterval: Double(random.next() % 80) / 1000)
+        try await Task.sleep(for: .milliseconds(random.next() % 80))
         try server.stop(immediate: true)
         try server.start()
         process.waitUntilExit()

@@ -23,11 +23,12 @@ struct Options: Sendable {
                                [--batch-size N] [--ids 7|4] [--system NAME]… [--work-dir DIR] [--allow-debug]
                                [--list] [WORKLOAD…]
 
-    Runs the workloads of GUIDE 3.3 against eventlog, lmdb-raw, lmdb-append, sqlite and seed, each
-    measurement in a child process, and prints a table of rates and ratios to eventlog.
+    Runs the workloads of GUIDE 3.3 against eventlog, lmdb-raw, lmdb-append, sqlite, seed and libpq-raw,
+    each measurement in a child process, and prints a table of rates and ratios to eventlog. The
+    replicate workloads start a throwaway PostgreSQL server (fsync off) for the run and stop it at the end.
 
     ARGUMENTS:
-      WORKLOAD…          workloads to run: a name or a prefix (append, replay, sync.diff, …); all by default
+      WORKLOAD…          workloads to run: a name or a prefix (append, replay, replicate, …); all by default
 
     OPTIONS:
       --quick            smaller sizes, 3 runs: under two minutes on 2 cores (default: 5 runs, under fifteen)
@@ -40,7 +41,8 @@ struct Options: Sendable {
                          batched rate is compared with its append.single rate instead
       --ids 7|4          the fixtures' event and booking IDs: version 7, time-ordered, as the library makes
                          them (default), or version 4, random, as it made them before
-      --system NAME      only this system (repeatable): eventlog, lmdb-raw, lmdb-append, sqlite, seed
+      --system NAME      only this system (repeatable): eventlog, lmdb-raw, lmdb-append, sqlite, seed,
+                         libpq-raw
       --work-dir DIR     scratch directory for the stores (default: a new one in $TMPDIR); use a real disk
       --allow-debug      run even in a debug build (numbers are then meaningless)
       --list             list the workloads and their systems

@@ -1,4 +1,5 @@
 import CLMDB
+import CLibPQ
 import CSQLite
 import Foundation
 
@@ -24,6 +25,10 @@ struct BenchmarkEnvironment: Codable, Sendable {
   var workDirectory: String
   var sqliteVersion: String
   var lmdbVersion: String
+  /// libpq's version (`PQlibVersion`: 150018 for 15.18).
+  var libpqVersion: Int
+  /// The benchmark's PostgreSQL server (`postgres --version`), when a replicate workload ran.
+  var postgresVersion: String?
   var loadAverageAtStart: String
   var loadAverageAtEnd: String
 
@@ -42,7 +47,8 @@ struct BenchmarkEnvironment: Codable, Sendable {
       command: (["eventlog-benchmarks"] + CommandLine.arguments.dropFirst()).joined(separator: " "),
       mode: mode, batchSize: batchSize, sizeOverride: sizeOverride, idVersion: idVersion,
       workDirectory: workDirectory, sqliteVersion: String(cString: sqlite3_libversion()),
-      lmdbVersion: String(cString: mdb_version(nil, nil, nil)), loadAverageAtStart: loadAverage(),
+      lmdbVersion: String(cString: mdb_version(nil, nil, nil)), libpqVersion: Int(PQlibVersion()),
+      postgresVersion: nil, loadAverageAtStart: loadAverage(),
       loadAverageAtEnd: "")
   }
 

@@ -37,6 +37,9 @@ struct Measurement: Codable, Sendable {
   var cpuSpread: CPUSpread
   /// Each measured run's CPU seconds.
   var cpuSecondsPerRun: [Double]
+  /// Of ``cpuSecondsPerOperation``, the server's part: the CPU time of the PostgreSQL backends
+  /// serving the run (replicate workloads only), median over the runs, per operation.
+  var serverCPUSecondsPerOperation: Double?
   /// This system's rate divided by eventlog's (same workload and size).
   var ratioToEventlog: Double?
   /// Eventlog's CPU time per operation divided by this system's: like ``ratioToEventlog``, above 1
@@ -70,6 +73,7 @@ struct Measurement: Codable, Sendable {
     cpuSpread = CPUSpread(
       minSecondsPerOperation: cpu.minimum * perOperation, maxSecondsPerOperation: cpu.maximum * perOperation)
     cpuSecondsPerRun = report.cpuSeconds
+    serverCPUSecondsPerOperation = report.externalCPUSeconds.map { Summary($0).median * perOperation }
     self.warmups = warmups
     secondsPerRun = report.seconds
     storeBytes = report.storeBytes

@@ -6,6 +6,7 @@ import Foundation
 enum SVGChart {
   static let colors: [String: String] = [
     "lmdb-raw": "#1f77b4", "lmdb-append": "#7f7f7f", "sqlite": "#d62728", "seed": "#ff7f0e",
+    "libpq-raw": "#2ca02c",
   ]
 
   static func render(_ results: [Measurement], environment: BenchmarkEnvironment) -> String {
@@ -74,7 +75,7 @@ enum SVGChart {
       for bar in group.bars {
         let start = x(1)
         let end = x(max(bar.ratio, pow(10, low)))
-        let color = colors[bar.system] ?? "#2ca02c"
+        let color = colors[bar.system] ?? "#9467bd"
         svg.append(
           "<text x=\"\(f(left - 8))\" y=\"\(f(y + barHeight - 3))\" text-anchor=\"end\">\(escape(bar.label))</text>"
         )

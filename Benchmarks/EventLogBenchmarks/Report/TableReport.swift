@@ -10,7 +10,9 @@ enum TableReport {
       "eventlog-benchmarks (\(environment.mode), \(environment.buildConfiguration)) — \(environment.cpuModel), "
         + "\(environment.cores) cores, \(Format.bytes(Int(environment.memoryBytes))), \(environment.os)")
     lines.append(
-      "\(environment.swiftVersion); SQLite \(environment.sqliteVersion); \(environment.lmdbVersion)")
+      "\(environment.swiftVersion); SQLite \(environment.sqliteVersion); \(environment.lmdbVersion); libpq "
+        + "\(environment.libpqVersion)"
+        + (environment.postgresVersion.map { "; server \($0), fsync off (replicate.*)" } ?? ""))
     lines.append(
       "load average \(environment.loadAverageAtStart) at start, \(environment.loadAverageAtEnd) at end")
     let header =
@@ -47,6 +49,13 @@ enum TableReport {
               + Format.padded(Format.bytes(row.peakAnonBytes), 11, right: true)
               + Format.padded(row.warmups > 0 ? "\(row.runs)" : "\(row.runs)*", 6, right: true))
         }
+        let server = rows.compactMap { row in
+          row.serverCPUSecondsPerOperation.map { "\(row.system) \(Format.duration($0))" }
+        }
+        if !server.isEmpty {
+          lines.append(
+            "  of CPU/op, the PostgreSQL server's backends (fsync off): " + server.joined(separator: ", "))
+        }
         for failure in OutcomeCheck.disagreements(rows) {
           lines.append("  FAILED: \(failure.error)")
         }
@@ -62,7 +71,7 @@ enum TableReport {
       "CPU/op = the child's CPU time (user + system, all its threads) per operation, median run; "
         + "×ev CPU = eventlog's CPU/op / this system's (above 1: cheaper than eventlog).")
     lines.append("")
-    lines.append("Targets (issue 15):")
+    lines.append("Targets (issues 15 and 17):")
     for check in targets {
       lines.append("  [\(check.workload) @ \(Format.count(check.size))] " + check.line)
     }

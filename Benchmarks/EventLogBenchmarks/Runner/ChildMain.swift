@@ -5,6 +5,7 @@ enum ChildMain {
   /// Runs the request and returns the JSON report line.
   static func run(_ request: ChildRequest) async throws -> ChildReport {
     FixtureIDs.version = request.ids
+    BenchmarkServer.endpoint = request.server
     let system = Systems.make(request.system)
     switch request.mode {
     case .prepare:
@@ -24,6 +25,7 @@ enum ChildMain {
   ) async throws -> ChildReport {
     var seconds: [Double] = []
     var cpuSeconds: [Double] = []
+    var externalSeconds: [Double] = []
     var operations = 0
     var check = ""
     var storeBytes = 0
@@ -39,13 +41,17 @@ enum ChildMain {
           directory: directory)
         if index == request.warmups { MemoryProbe.resetPeak() }
         let sampler = measured ? AnonymousMemorySampler() : nil
+        let externalStart = run.externalCPUSeconds?() ?? 0
         let cpuStart = CPUTime.process()
         let start = ContinuousClock.now
         try await run.body()
         let elapsed = ContinuousClock.now - start
         // The whole process's CPU time (every thread the run used: a replay's reader, a writer
-        // queue, eight appenders), less the memory sampler's own.
+        // queue, eight appenders), less the memory sampler's own, plus that of the processes
+        // working for the run (the PostgreSQL backends of the replicate workloads).
         var cpu = (CPUTime.process() - cpuStart).total
+        let external = run.externalCPUSeconds.map { max(0, $0() - externalStart) }
+        cpu += external ?? 0
         if let sampler {
           let (peak, samplerCPU) = sampler.stop()
           peakAnon = max(peakAnon, peak)
@@ -56,16 +62,17 @@ enum ChildMain {
         if measured {
           seconds.append(elapsed.seconds)
           cpuSeconds.append(cpu)
+          if let external { externalSeconds.append(external) }
         }
       }
       storeBytes = FileSystem.size(
-        of: request.workload.needsFixture(request.system) && !request.workload.mutatesFixture
-          ? request.fixture ?? directory : directory)
+        of: request.workload.readsFixtureInPlace(request.system) ? request.fixture ?? directory : directory)
       FileSystem.remove(directory)
     }
     return ChildReport(
       operations: operations, seconds: seconds, peakRSSBytes: MemoryProbe.peakResidentBytes(),
-      cpuSeconds: cpuSeconds, peakAnonBytes: peakAnon, check: check, storeBytes: storeBytes)
+      cpuSeconds: cpuSeconds, peakAnonBytes: peakAnon, check: check, storeBytes: storeBytes,
+      externalCPUSeconds: externalSeconds.isEmpty ? nil : externalSeconds)
   }
 }
 

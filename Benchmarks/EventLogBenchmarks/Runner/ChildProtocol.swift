@@ -20,6 +20,8 @@ struct ChildRequest: Codable, Sendable {
   var directory: String
   var warmups: Int
   var runs: Int
+  /// The PostgreSQL server the parent started, for the replicate workloads.
+  var server: BenchmarkServer.Endpoint?
 }
 
 /// What a child reports on standard output (one JSON object).
@@ -39,6 +41,9 @@ struct ChildReport: Codable, Sendable {
   var check: String
   /// Bytes of the fixture or of the last run's store on disk.
   var storeBytes: Int
+  /// Of each measured run's ``cpuSeconds``, the part spent by other processes working for it
+  /// (the PostgreSQL backends of the replicate workloads); `nil` when there were none.
+  var externalCPUSeconds: [Double]? = nil
 }
 
 extension ChildReport {
@@ -49,7 +54,9 @@ extension ChildReport {
       operations: later.operations, seconds: seconds + later.seconds,
       peakRSSBytes: max(peakRSSBytes, later.peakRSSBytes), cpuSeconds: cpuSeconds + later.cpuSeconds,
       peakAnonBytes: max(peakAnonBytes, later.peakAnonBytes),
-      check: later.check, storeBytes: later.storeBytes)
+      check: later.check, storeBytes: later.storeBytes,
+      externalCPUSeconds: externalCPUSeconds.map { $0 + (later.externalCPUSeconds ?? []) }
+        ?? later.externalCPUSeconds)
   }
 }
 

@@ -1,17 +1,31 @@
 import Foundation
+import PostgresTestSupport
 
 /// The parent: for each workload, size and system, builds the fixture in one child, measures in
 /// another, and collects the reports. Durable writes are measured in rounds instead: one child per
 /// run, each (workload, size, system) in turn, so that the disk's drift falls on every system
-/// alike.
+/// alike. The replicate workloads get one PostgreSQL server for the whole run (started here,
+/// stopped at the end) and one fixture per size that every system starts from.
 struct ParentRunner {
   let options: Options
   let scale: Scale
   let workDirectory: String
+  /// The server the children use, while the run has one.
+  private var server: BenchmarkServer.Endpoint?
+  /// The fixtures every system of a workload shares, by ``sharedKey(_:_:)``.
+  private var sharedFixtures: [String: String] = [:]
+
+  init(options: Options, scale: Scale, workDirectory: String) {
+    self.options = options
+    self.scale = scale
+    self.workDirectory = workDirectory
+  }
 
   struct Outcome {
     var measurements: [Measurement] = []
     var failures: [FailedMeasurement] = []
+    /// The benchmark's PostgreSQL server (`postgres --version`), when one ran.
+    var serverVersion: String?
   }
 
   /// The (workload, size, system) triples to measure, in order.
@@ -25,8 +39,89 @@ struct ParentRunner {
 
   func run() -> Outcome {
     var outcome = Outcome()
-    let plan = self.plan
+    var plan = self.plan
     let start = ContinuousClock.now
+    var runner = self
+    // The replicate workloads' server: one for the run, stopped (and its files removed) when the
+    // run ends; its watchdog stops it should this process die first.
+    let server = runner.startServer(for: &plan, into: &outcome)
+    defer { server?.destroy() }
+    let fixtures = workDirectory + "/shared-fixtures"
+    defer { FileSystem.remove(fixtures) }
+    runner.buildSharedFixtures(in: fixtures, for: &plan, into: &outcome)
+    runner.measureAll(plan, start: start, into: &outcome)
+    return outcome
+  }
+
+  /// Starts the server when `plan` has a workload that needs one; when it cannot be started,
+  /// those triples fail with the reason (the replicate workloads are part of the contract: a
+  /// machine without PostgreSQL fails them rather than skip them) and leave the plan.
+  private mutating func startServer(
+    for plan: inout [(Workload, Int, SystemID)], into outcome: inout Outcome
+  ) -> PostgresTestServer? {
+    guard plan.contains(where: { $0.0.needsServer }) else { return nil }
+    do {
+      let started = try BenchmarkServer.start()
+      server = BenchmarkServer.Endpoint(directory: started.directory, port: started.port)
+      outcome.serverVersion = started.serverVersion
+      Console.progress(
+        "PostgreSQL server for the replicate workloads: \(outcome.serverVersion ?? "unknown version") "
+          + "at \(started.directory) (fsync off)")
+      return started
+    } catch {
+      Console.progress("FAILED: \(error)")
+      for (workload, size, system) in plan where workload.needsServer {
+        outcome.failures.append(
+          FailedMeasurement(
+            workload: workload.rawValue, system: system.rawValue, size: size, error: "\(error)"))
+      }
+      plan.removeAll { $0.0.needsServer }
+      return nil
+    }
+  }
+
+  private static func sharedKey(_ workload: Workload, _ size: Int) -> String {
+    "\(workload.rawValue)-\(size)"
+  }
+
+  /// Builds, in `directory`, the fixture of each (workload, size) of `plan` whose systems share
+  /// one, in a child of the workload's first system (eventlog: the library builds it). A fixture
+  /// that fails fails every triple that needed it, which leave the plan.
+  private mutating func buildSharedFixtures(
+    in directory: String, for plan: inout [(Workload, Int, SystemID)], into outcome: inout Outcome
+  ) {
+    var pairs: [(Workload, Int)] = []
+    for (workload, size, _) in plan where workload.sharesFixture {
+      if !pairs.contains(where: { $0 == (workload, size) }) { pairs.append((workload, size)) }
+    }
+    for (workload, size) in pairs {
+      let path = directory + "/" + Self.sharedKey(workload, size)
+      let label = "\(workload.rawValue) \(Format.count(size))"
+      do {
+        try FileSystem.createDirectory(directory)
+        FileSystem.remove(path)
+        let prepared = try ChildProcess.run(
+          request(
+            .prepare, workload, workload.systems[0], size, fixture: path, directory: directory, warmups: 0,
+            runs: 0),
+          allowDebug: options.allowDebug)
+        Console.progress("\(label): shared fixture built in \(Format.seconds(prepared.seconds.first ?? 0))")
+        sharedFixtures[Self.sharedKey(workload, size)] = path
+      } catch {
+        Console.progress("\(label): FAILED to build the shared fixture: \(error)")
+        for (w, s, system) in plan where w == workload && s == size {
+          outcome.failures.append(
+            FailedMeasurement(
+              workload: w.rawValue, system: system.rawValue, size: s, error: "the fixture: \(error)"))
+        }
+        plan.removeAll { $0.0 == workload && $0.1 == size }
+      }
+    }
+  }
+
+  private func measureAll(
+    _ plan: [(Workload, Int, SystemID)], start: ContinuousClock.Instant, into outcome: inout Outcome
+  ) {
     // Durable writes run in rounds, one measured run per child, every (workload, system) in turn:
     // the disk's speed drifts over minutes, and a ratio of two rates measured minutes apart
     // carries that drift. The other workloads are CPU-bound and make all their runs in one child.
@@ -42,7 +137,6 @@ struct ParentRunner {
     outcome.measurements.computeRatios()
     // Every system of a workload must have done the same work: equal counts and fingerprints.
     outcome.failures += OutcomeCheck.disagreements(outcome.measurements)
-    return outcome
   }
 
   /// Counts and prints progress lines.
@@ -66,8 +160,8 @@ struct ParentRunner {
   ) {
     let label = progress.label(workload, system, size)
     let measured = attempt(label, workload, size, system, into: &outcome) { directory -> Measurement in
-      var fixture: String?
-      if workload.needsFixture(system) {
+      var fixture = sharedFixtures[Self.sharedKey(workload, size)]
+      if workload.needsFixture(system) && !workload.sharesFixture {
         let path = directory + "/fixture"
         let prepared = try ChildProcess.run(
           request(.prepare, workload, system, size, fixture: path, directory: directory, warmups: 0, runs: 0),
@@ -98,7 +192,8 @@ struct ParentRunner {
     _ triples: [(Workload, Int, SystemID)], into outcome: inout Outcome, progress: inout Progress
   ) {
     precondition(
-      triples.allSatisfy { !$0.0.needsFixture($0.2) }, "rounds are for workloads without a fixture")
+      triples.allSatisfy { !$0.0.needsFixture($0.2) || $0.0.sharesFixture },
+      "rounds are for workloads without a fixture of their own")
     var reports: [ChildReport?] = Array(repeating: nil, count: triples.count)
     var failed = Set<Int>()
     for round in 0..<scale.runs {
@@ -108,7 +203,8 @@ struct ParentRunner {
           let (warmups, _) = scale.repetitions(workload, system, size: size)
           let report = try ChildProcess.run(
             request(
-              .measure, workload, system, size, fixture: nil, directory: directory, warmups: warmups, runs: 1),
+              .measure, workload, system, size, fixture: sharedFixtures[Self.sharedKey(workload, size)],
+              directory: directory, warmups: warmups, runs: 1),
             allowDebug: options.allowDebug)
           let rate = Double(report.operations) / (report.seconds.first ?? .infinity)
           Console.progress(
@@ -161,6 +257,6 @@ struct ParentRunner {
     ChildRequest(
       mode: mode, workload: workload, system: system, size: size, batchSize: scale.batchSize,
       ids: scale.ids, fixture: fixture,
-      directory: directory, warmups: warmups, runs: runs)
+      directory: directory, warmups: warmups, runs: runs, server: server)
   }
 }

@@ -7,6 +7,10 @@ struct PreparedRun {
   /// After the clock stopped: checks the outcome (returns a summary that must be the same for
   /// every system of the workload) and releases the run's resources.
   var finish: () throws -> String
+  /// The CPU seconds used so far by processes that work for the run outside this one (the
+  /// PostgreSQL backends of the replicate workloads), read before and after `body`; `nil` when
+  /// there are none.
+  var externalCPUSeconds: (() -> Double)? = nil
 }
 
 /// What a system does for the workloads it runs.
@@ -36,6 +40,7 @@ enum Systems {
     case .lmdbAppend: LMDBAppendSystem()
     case .sqlite: SQLiteSystem()
     case .seed: SeedSystem()
+    case .libpqRaw: LibPQRawSystem()
     }
   }
 }

@@ -1,10 +1,13 @@
 import EventLog
 import Foundation
+import Replication
+import ReplicationPostgres
 import RestaurantBooking
 
 /// `eventlog`: the library through its public API, as users run it: checksums, ID and stream
 /// indexes, idempotency, inline projections (`RestaurantBookingSchema.projections`), durable
-/// commits; the repositories for `sync.diff` and `read.all`.
+/// commits; the repositories for `sync.diff` and `read.all`; `Replicator` through
+/// `PostgresTransport` for the replicate workloads, as `eventlog push` and `eventlog pull` run it.
 struct EventLogSystem: BenchmarkSystem {
   static func open(_ path: String, durable: Bool) throws -> EventStore {
     var options = EventStore.Options()
@@ -98,6 +101,7 @@ struct EventLogSystem: BenchmarkSystem {
   }
 
   func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws {
+    if workload.needsServer { return try await ReplicationFixture.build(workload, size: size, at: path) }
     let store = try Self.open(path, durable: false)
     switch workload {
     case .replay:
@@ -113,7 +117,7 @@ struct EventLogSystem: BenchmarkSystem {
       let repository = EventSourcedRestaurantRepository(
         store: store, source: MemoryRestaurantSource(rows: scenario.local), origin: "bench")
       _ = try await repository.refresh()
-    case .appendBatched, .appendSingle, .appendConcurrent:
+    case .appendBatched, .appendSingle, .appendConcurrent, .replicatePush, .replicatePull:
       throw UnsupportedWorkload(workload: workload, system: .eventlog)
     }
   }
@@ -209,8 +213,50 @@ struct EventLogSystem: BenchmarkSystem {
       } finish: {
         box.outcome()
       }
+    case .replicatePush:
+      guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .eventlog) }
+      let run = try ReplicationFixture.PushRun(fixture: fixture, directory: directory)
+      let transport = try PostgresTransport(url: run.url)
+      let replicator = Replicator(
+        store: run.store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated)
+      // As `eventlog push` does before it pushes: connect, and check the server's schema.
+      try await replicator.checkServer()
+      let box = ReplicationBox()
+      return PreparedRun(
+        operations: size,
+        body: { box.push = try await replicator.push() },
+        finish: {
+          transport.close()
+          guard let summary = box.push else { return "no push" }
+          return try run.finish(stored: summary.pushed)
+        },
+        externalCPUSeconds: try run.backendCPU())
+    case .replicatePull:
+      guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .eventlog) }
+      let run = try ReplicationFixture.PullRun(fixture: fixture, directory: directory)
+      let transport = try PostgresTransport(url: run.url)
+      let replicator = Replicator(
+        store: run.store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated)
+      // As `eventlog pull` does before it pulls: connect, and check the server's schema.
+      try await replicator.checkServer()
+      let box = ReplicationBox()
+      return PreparedRun(
+        operations: size,
+        body: { box.pull = try await replicator.pull() },
+        finish: {
+          transport.close()
+          guard let summary = box.pull else { return "no pull" }
+          return "pulled=\(summary.pulled) " + (try run.finish())
+        },
+        externalCPUSeconds: try run.backendCPU())
     }
   }
+}
+
+/// What a replicate run's measured closure hands to its `finish`.
+final class ReplicationBox {
+  var push: PushSummary?
+  var pull: PullSummary?
 }
 
 /// The in-memory remote of `sync.diff`: returns its snapshot at once, so only the diff and its

@@ -81,7 +81,7 @@ struct LMDBAppendSystem: BenchmarkSystem {
         defer { box.models = RawReadModels() }
         return box.models.check
       }
-    case .appendConcurrent, .syncDiff, .readAll:
+    case .appendConcurrent, .syncDiff, .readAll, .replicatePush, .replicatePull:
       throw UnsupportedWorkload(workload: workload, system: .lmdbAppend)
     }
   }

@@ -18,7 +18,7 @@ struct LMDBRawSystem: BenchmarkSystem {
       for range in batches(size, of: BenchmarkDefaults.fixtureBatch) {
         try log.append(records[range])
       }
-    case .appendBatched, .appendSingle, .appendConcurrent, .syncDiff:
+    case .appendBatched, .appendSingle, .appendConcurrent, .syncDiff, .replicatePush, .replicatePull:
       throw UnsupportedWorkload(workload: workload, system: .lmdbRaw)
     }
   }
@@ -97,7 +97,7 @@ struct LMDBRawSystem: BenchmarkSystem {
       } finish: {
         box.outcome()
       }
-    case .syncDiff:
+    case .syncDiff, .replicatePush, .replicatePull:
       throw UnsupportedWorkload(workload: workload, system: .lmdbRaw)
     }
   }

@@ -31,7 +31,7 @@ struct SQLiteSystem: BenchmarkSystem {
             eventID: ids.next(), stream: MixedEventRecord.catalogStream, version: UInt64(index + 1),
             event: .restaurantAdded(row))
         })
-    case .appendBatched, .appendSingle, .appendConcurrent:
+    case .appendBatched, .appendSingle, .appendConcurrent, .replicatePush, .replicatePull:
       throw UnsupportedWorkload(workload: workload, system: .sqlite)
     }
     try log.database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -126,6 +126,8 @@ struct SQLiteSystem: BenchmarkSystem {
       } finish: {
         box.outcome()
       }
+    case .replicatePush, .replicatePull:
+      throw UnsupportedWorkload(workload: workload, system: .sqlite)
     }
   }
 }

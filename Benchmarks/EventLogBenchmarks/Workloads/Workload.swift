@@ -6,6 +6,8 @@ enum Workload: String, CaseIterable, Sendable, Codable {
   case replay
   case syncDiff = "sync.diff"
   case readAll = "read.all"
+  case replicatePush = "replicate.push"
+  case replicatePull = "replicate.pull"
 
   /// The systems of the contract for this workload, `eventlog` first.
   var systems: [SystemID] {
@@ -14,13 +16,14 @@ enum Workload: String, CaseIterable, Sendable, Codable {
     case .appendConcurrent: [.eventlog, .lmdbRaw, .sqlite]
     case .syncDiff: [.eventlog, .seed, .sqlite]
     case .readAll: [.eventlog, .lmdbRaw, .sqlite]
+    case .replicatePush, .replicatePull: [.eventlog, .libpqRaw]
     }
   }
 
   /// What one operation is.
   var unit: String {
     switch self {
-    case .appendBatched, .appendSingle, .appendConcurrent, .replay: "events"
+    case .appendBatched, .appendSingle, .appendConcurrent, .replay, .replicatePush, .replicatePull: "events"
     case .syncDiff: "restaurants"
     case .readAll: "rows"
     }
@@ -37,6 +40,10 @@ enum Workload: String, CaseIterable, Sendable, Codable {
       "rebuild the read models from N mixed events (booking created/deleted, restaurant added/updated/removed)"
     case .syncDiff: "remote snapshot of R restaurants, 1% changed, diffed against R local and applied"
     case .readAll: "all restaurants and bookings (1:4) read into domain models"
+    case .replicatePush:
+      "local booking events pushed to the PostgreSQL the benchmark started (fsync off), 500 per server transaction"
+    case .replicatePull:
+      "server events pulled into a fresh local log, 1000 per page, one durable local commit each"
     }
   }
 
@@ -44,20 +51,36 @@ enum Workload: String, CaseIterable, Sendable, Codable {
   func needsFixture(_ system: SystemID) -> Bool {
     switch self {
     case .appendBatched, .appendSingle, .appendConcurrent: false
-    case .replay, .readAll: true
+    case .replay, .readAll, .replicatePush, .replicatePull: true
     case .syncDiff: system != .seed
     }
   }
 
+  /// Whether every system starts from one fixture, built once (by the library, before any system
+  /// is measured) instead of one per system: the replicate workloads, whose local logs carry a
+  /// random device ID and whose server database is the same for every system.
+  var sharesFixture: Bool { needsServer }
+
+  /// Whether the workload talks to the PostgreSQL server that the parent starts for the run.
+  var needsServer: Bool { self == .replicatePush || self == .replicatePull }
+
   /// Whether a run changes its fixture (it then works on a fresh copy, made before the clock starts).
-  var mutatesFixture: Bool { self == .syncDiff }
+  var mutatesFixture: Bool { self == .syncDiff || self == .replicatePush }
+
+  /// Whether a run's store on disk is the fixture itself (read in place), not the run's own
+  /// directory (a copy of the fixture, or a store made from nothing).
+  func readsFixtureInPlace(_ system: SystemID) -> Bool {
+    needsFixture(system) && !mutatesFixture && !needsServer
+  }
 
   /// A workload of durable commits, whose rate follows the disk's drifting speed: measured in
-  /// rounds across systems (``ParentRunner``).
+  /// rounds across systems (``ParentRunner``). `replicate.pull` is one (a durable local commit of
+  /// 1000 events a page, compared with `append.batched`'s 1000-event commits); `replicate.push`
+  /// writes to a server without fsync and commits locally only its mark, once a batch.
   var isDurableWrite: Bool {
     switch self {
-    case .appendBatched, .appendSingle, .appendConcurrent: true
-    case .replay, .syncDiff, .readAll: false
+    case .appendBatched, .appendSingle, .appendConcurrent, .replicatePull: true
+    case .replay, .syncDiff, .readAll, .replicatePush: false
     }
   }
 }
@@ -69,6 +92,7 @@ enum SystemID: String, CaseIterable, Sendable, Codable {
   case lmdbAppend = "lmdb-append"
   case sqlite
   case seed
+  case libpqRaw = "libpq-raw"
 }
 
 /// `append.concurrent`: how many tasks (or threads) append at once.

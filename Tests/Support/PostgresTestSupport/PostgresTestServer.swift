@@ -96,6 +96,31 @@ public final class PostgresTestServer: Sendable {
     try start()
   }
 
+  /// The server that another process started with ``init()``, found by its ``directory`` and
+  /// ``port``: for that process's children (the benchmark's measuring processes), with the same
+  /// URLs and helpers. It neither starts nor stops the server, and has no watchdog: the process
+  /// that started the server stops it (and its watchdog does when that process dies). Never call
+  /// ``destroy()`` or ``stop(immediate:)`` on it.
+  /// - Throws: ``ServerFailure`` when no PostgreSQL binaries are installed.
+  public init(attachingTo directory: String, port: Int) throws {
+    guard let binDirectory = Self.binDirectory else {
+      throw ServerFailure(Self.unavailableReason ?? "no PostgreSQL server")
+    }
+    self.binDirectory = binDirectory
+    self.directory = directory
+    self.port = port
+  }
+
+  /// `postgres --version` of the server's binaries (`postgres (PostgreSQL) 15.14 (Debian …)`),
+  /// or `nil` when it cannot be run.
+  public var serverVersion: String? {
+    let output = "\(directory)/version.out"
+    guard let status = try? spawn(["\(binDirectory)/postgres", "--version"], output: output, wait: true),
+      status == 0, let text = try? String(contentsOfFile: output, encoding: .utf8)
+    else { return nil }
+    return text.trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
   /// Starts the server (after ``stop(immediate:)``).
   public func start() throws {
     try run(

@@ -1,0 +1,163 @@
+import Foundation
+import Postgres
+import PostgresTestSupport
+import ReplicationPostgres
+import Synchronization
+
+/// The throwaway PostgreSQL server of the replicate workloads: PostgresTestSupport's
+/// ``PostgresTestServer`` (initdb in a temporary directory, a Unix socket there, no TCP port;
+/// `fsync` and `full_page_writes` off, for both systems alike).
+///
+/// The parent starts one for the run when a replicate workload is planned, and stops it (removing
+/// its files) when the run ends; should the parent die first, the server's watchdog stops it. The
+/// parent's children attach to it by its ``Endpoint``.
+enum BenchmarkServer {
+  /// Where the server listens: enough for a child process to attach.
+  struct Endpoint: Codable, Sendable {
+    var directory: String
+    var port: Int
+  }
+
+  /// The server could not be used.
+  struct Failure: Error, CustomStringConvertible {
+    var description: String
+  }
+
+  /// The server of this child process's request (set by ``ChildMain``).
+  // nonisolated(unsafe): written once, at the start of a child process, before any task or thread
+  // that reads it exists (ChildMain.run); only read afterwards.
+  nonisolated(unsafe) static var endpoint: Endpoint?
+
+  /// Starts the run's server (the parent).
+  /// - Throws: ``Failure`` naming the cause: no PostgreSQL binaries (install the `postgresql`
+  ///   package: `bash .ci/setup`), or initdb or the start failing.
+  static func start() throws -> PostgresTestServer {
+    if let reason = PostgresTestServer.unavailableReason {
+      throw Failure(description: "the replicate workloads need a PostgreSQL server: \(reason)")
+    }
+    do {
+      return try PostgresTestServer()
+    } catch {
+      throw Failure(description: "cannot start the benchmark's PostgreSQL server: \(error)")
+    }
+  }
+
+  /// The parent's server, attached to from this child (one instance per process, so that the
+  /// names it makes, ``PostgresTestServer/uniqueName(_:)``, stay unique).
+  static func attached() throws -> PostgresTestServer {
+    try attachedServer.withLock { attached in
+      if let attached { return attached }
+      guard let endpoint else {
+        throw Failure(
+          description: "no PostgreSQL server was started for this run (a replicate workload needs one)")
+      }
+      let server = try PostgresTestServer(attachingTo: endpoint.directory, port: endpoint.port)
+      attached = server
+      return server
+    }
+  }
+
+  private static let attachedServer = Mutex<PostgresTestServer?>(nil)
+
+  /// The login role this child process connects as, created on first use: a customer, as on a
+  /// shared server, neither the database's owner nor a superuser (row-level security applies).
+  static func customer(on server: PostgresTestServer) throws -> Role {
+    try customerRole.withLock { role in
+      if let role { return role }
+      let made = Role(
+        name: server.uniqueName("bench"), password: "pw" + UUID().uuidString.prefix(12).lowercased())
+      try server.createRole(made.name, password: made.password)
+      role = made
+      return made
+    }
+  }
+
+  private static let customerRole = Mutex<Role?>(nil)
+
+  /// A login role and its password.
+  struct Role: Codable, Sendable {
+    var name: String
+    var password: String
+  }
+}
+
+/// A database of the benchmark's server with the eventlog schema (``ServerSchema/initialize``,
+/// run by the database's owner, as `eventlog remote init` is), used by one role.
+struct ReplicationDatabase: Codable, Sendable {
+  var database: String
+  var role: BenchmarkServer.Role
+
+  /// A fresh database, owned by a new role that initializes its schema; `role` will use it.
+  static func create(
+    on server: PostgresTestServer, for role: BenchmarkServer.Role
+  ) throws -> ReplicationDatabase {
+    let (database, owner, password) = try server.createDatabase()
+    let connection = try PostgresConnection(
+      PostgresConfiguration(url: server.url(user: owner, password: password, database: database)))
+    defer { connection.close() }
+    try ServerSchema.initialize(on: connection)
+    return ReplicationDatabase(database: database, role: role)
+  }
+
+  /// The URL the role connects with.
+  func url(on server: PostgresTestServer) -> String {
+    server.url(user: role.name, password: role.password, database: database)
+  }
+
+  /// Runs `body` on a superuser connection to this database (which sees every owner's rows).
+  func asSuperuser<R>(on server: PostgresTestServer, _ body: (PostgresConnection) throws -> R) throws -> R {
+    let connection = try PostgresConnection(PostgresConfiguration(url: server.url(database: database)))
+    defer { connection.close() }
+    return try body(connection)
+  }
+
+  /// Drops the database (closing whatever is still connected to it).
+  func drop(on server: PostgresTestServer) throws {
+    try server.superuser("DROP DATABASE IF EXISTS \"\(database)\" WITH (FORCE)")
+  }
+
+  /// The process IDs of the role's server backends on this database (its connections).
+  func backends(on server: PostgresTestServer) throws -> [Int32] {
+    let connection = try PostgresConnection(PostgresConfiguration(url: server.url()))
+    defer { connection.close() }
+    let rows = try connection.query(
+      "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND usename = $2 AND backend_type = 'client backend'",
+      [.text(database), .text(role.name)], purpose: "find the benchmark's server backends")
+    return try (0..<rows.count).map { try rows.integer($0, "pid", as: Int32.self) }
+  }
+
+  /// The CPU seconds (user + system) the processes `pids` have used so far, from `/proc`
+  /// (10 ms ticks); a process that ended counts 0.
+  static func cpuSeconds(of pids: [Int32]) -> Double {
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    return pids.reduce(0) { total, pid in
+      guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+        let close = text.lastIndex(of: ")")
+      else { return total }
+      // After "pid (comm) ": state is field 3, utime and stime fields 14 and 15.
+      let fields = text[text.index(after: close)...].split(separator: " ")
+      guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else {
+        return total
+      }
+      return total + (user + system) / max(1, ticks)
+    }
+  }
+
+  /// What the server holds after a push, as one outcome line: `serverEvents=N mark=M
+  /// fingerprint=<md5>`, the MD5 (by the server) of every column of every event but
+  /// `stored_at` and `owner`, in position order, and the device's mark.
+  func pushOutcome(on server: PostgresTestServer) throws -> String {
+    try asSuperuser(on: server) { connection in
+      let rows = try connection.query(
+        """
+        SELECT count(*) AS n, coalesce(md5(string_agg(concat_ws('|', position, id, origin_device, origin_sequence,
+            stream, type, schema_version, md5(payload), metadata::text,
+            (extract(epoch FROM recorded_at) * 1000000)::bigint), ',' ORDER BY position)), '-') AS hash,
+          (SELECT coalesce(max(pushed_through), 0) FROM eventlog.devices) AS mark
+        FROM eventlog.events
+        """, purpose: "fingerprint the pushed events")
+      return "serverEvents=\(try rows.string(0, "n")) mark=\(try rows.string(0, "mark")) "
+        + "fingerprint=\(try rows.string(0, "hash"))"
+    }
+  }
+}

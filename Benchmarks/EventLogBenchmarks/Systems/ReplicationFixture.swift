@@ -1,0 +1,168 @@
+import EventLog
+import Foundation
+import PostgresTestSupport
+import Replication
+import ReplicationPostgres
+import RestaurantBooking
+import TestKit
+
+/// The fixtures and the per-run set-up of `replicate.push` and `replicate.pull`, the same for
+/// every system.
+///
+/// - `replicate.push` starts from a local log of N `BookingCreated` events (the append
+///   workloads' records, version-7 IDs from ``FixtureIDs``), built once with the library; every
+///   run works on a fresh copy of it (a push writes its mark) and pushes it into a fresh server
+///   database whose schema ``ServerSchema/initialize(on:migrations:)`` created, as its owner.
+/// - `replicate.pull` starts from a server database holding those N events, pushed once by
+///   ``Replicator/push(progress:onRetry:shouldStop:)`` from such a log; the fixture directory
+///   records the database and its role (``serverFile``). Every run pulls it into a fresh local
+///   log.
+///
+/// Both connect as a customer role (neither a superuser nor the database's owner), so row-level
+/// security applies as it does for users. Local logs are durable during the runs, as users run
+/// them.
+enum ReplicationFixture {
+  /// The fixture's local log (`replicate.push`).
+  static let localLog = "local"
+  /// The fixture's server database, as JSON (`replicate.pull`).
+  static let serverFile = "server.json"
+
+  /// Opens a local log as the `eventlog` command does: the domain's projections and admission.
+  static func open(_ path: String, durable: Bool) throws -> EventStore {
+    var options = EventStore.Options()
+    options.mapSize = BenchmarkDefaults.mapSize
+    options.durability = durable ? .durable : .noSync
+    return try EventStore(
+      path: path, projections: RestaurantBookingSchema.projections,
+      admission: RestaurantBookingSchema.admission,
+      options: options)
+  }
+
+  /// Builds the fixture of `workload` at `path` (not measured).
+  static func build(_ workload: Workload, size: Int, at path: String) async throws {
+    try FileSystem.createDirectory(path)
+    let local = path + "/" + localLog
+    let store = try open(local, durable: false)
+    try await EventLogSystem.load(
+      Fixtures.bookingCreations(count: size), into: store, batch: BenchmarkDefaults.fixtureBatch)
+    guard workload == .replicatePull else { return }
+    let server = try BenchmarkServer.attached()
+    let database = try ReplicationDatabase.create(on: server, for: try BenchmarkServer.customer(on: server))
+    let transport = try PostgresTransport(url: database.url(on: server))
+    defer { transport.close() }
+    let summary = try await Replicator(
+      store: store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated
+    ).push()
+    guard summary.pushed == size else {
+      throw BenchmarkServer.Failure(
+        description: "the pull fixture's push stored \(summary.pushed) of \(size) events")
+    }
+    try JSONEncoder().encode(database).write(to: URL(fileURLWithPath: path + "/" + serverFile))
+    FileSystem.remove(local)  // the server holds the fixture now
+  }
+
+  /// What one run of `replicate.push` starts from, made before the clock: a fresh copy of the
+  /// fixture's local log, opened durable, and a fresh server database.
+  struct PushRun {
+    let server: PostgresTestServer
+    let database: ReplicationDatabase
+    let store: EventStore
+
+    init(fixture: String, directory: String) throws {
+      try FileSystem.copyDirectory(fixture + "/" + ReplicationFixture.localLog, to: directory)
+      server = try BenchmarkServer.attached()
+      database = try ReplicationDatabase.create(on: server, for: try BenchmarkServer.customer(on: server))
+      store = try ReplicationFixture.open(directory, durable: true)
+    }
+
+    var url: String { database.url(on: server) }
+
+    /// The CPU seconds of the role's server backends, found now (after the run's connection
+    /// was made), read at each call.
+    func backendCPU() throws -> () -> Double {
+      let pids = try database.backends(on: server)
+      return { ReplicationDatabase.cpuSeconds(of: pids) }
+    }
+
+    /// The outcome line after the push: the events the run stored, what the server holds
+    /// (``ReplicationDatabase/pushOutcome(on:)``) and the local pushed mark; then the database is
+    /// dropped.
+    func finish(stored: Int) throws -> String {
+      let local = try LocalReplica(store: store, isReplicated: RestaurantBookingSchema.isReplicated)
+        .pushedThrough()
+      let line = "pushed=\(stored) " + (try database.pushOutcome(on: server)) + " localMark=\(local)"
+      try database.drop(on: server)
+      return line
+    }
+  }
+
+  /// What one run of `replicate.pull` starts from, made before the clock: the fixture's server
+  /// database and a fresh local log, opened durable.
+  struct PullRun {
+    let server: PostgresTestServer
+    let database: ReplicationDatabase
+    let store: EventStore
+
+    init(fixture: String, directory: String) throws {
+      server = try BenchmarkServer.attached()
+      database = try JSONDecoder().decode(
+        ReplicationDatabase.self, from: Data(contentsOf: URL(fileURLWithPath: fixture + "/" + serverFile)))
+      store = try ReplicationFixture.open(directory, durable: true)
+    }
+
+    var url: String { database.url(on: server) }
+
+    /// As ``PushRun/backendCPU()``.
+    func backendCPU() throws -> () -> Double {
+      let pids = try database.backends(on: server)
+      return { ReplicationDatabase.cpuSeconds(of: pids) }
+    }
+
+    /// The outcome line after the pull (``pullOutcome(_:)``).
+    func finish() throws -> String { try ReplicationFixture.pullOutcome(store) }
+  }
+
+  /// The outcome line of a local log after a pull: `events=N cursor=C restaurants=R bookings=B
+  /// fingerprint=<read models> log=<events>`. The read models' fingerprint is
+  /// ``ReadModelFingerprint``'s (the repositories' listings and lookups); `log` hashes every
+  /// event (sequence, ID, stream, version, type, schema version, payload, metadata, recorded-at)
+  /// with where the pull recorded it came from (server position, origin device and sequence).
+  static func pullOutcome(_ store: EventStore) throws -> String {
+    let replica = LocalReplica(store: store, isReplicated: RestaurantBookingSchema.isReplicated)
+    var hash = FNV1a64()
+    var count = 0
+    try store.forEachEvent { event in
+      count += 1
+      hash.add(event.sequence)
+      withUnsafeBytes(of: event.id.uuid) { hash.add($0) }
+      hash.add(event.stream.rawValue)
+      hash.add(event.version)
+      hash.add(event.type)
+      hash.add(UInt64(event.schemaVersion))
+      hash.add(event.payload)
+      hash.add(event.metadata.correlationID?.uuidString ?? "-")
+      hash.add(event.metadata.causationID?.uuidString ?? "-")
+      hash.add(event.metadata.origin)
+      hash.add(UInt64(bitPattern: event.recordedAt.microsecondsSince1970))
+      if let origin = try replica.origin(ofLocalSequence: event.sequence) {
+        hash.add(origin.position)
+        withUnsafeBytes(of: origin.device.uuid) { hash.add($0) }
+        hash.add(origin.sequence)
+      } else {
+        hash.add("not pulled")
+      }
+      return true
+    }
+    let models = try store.read { view -> String in
+      let restaurants = try view.projection(RestaurantQueries.projection)
+      let bookings = try view.projection(BookingQueries.projection)
+      return try ReadModelFingerprint.outcome(
+        restaurantsByName: RestaurantQueries.all(in: restaurants),
+        restaurantCount: RestaurantQueries.count(in: restaurants),
+        restaurant: { try RestaurantQueries.restaurant(id: $0, in: restaurants) },
+        bookingsByDate: BookingQueries.all(in: bookings), bookingCount: BookingQueries.count(in: bookings),
+        booking: { try BookingQueries.booking(id: $0, in: bookings) })
+    }
+    return "events=\(count) cursor=\(try replica.cursor()) \(models) log=\(hash.hex)"
+  }
+}
