@@ -49,3 +49,39 @@ extension EventStore {
     EventSubscription(store: self, start: sequence)
   }
 }
+
+extension EventStore {
+  /// The changes `transform` finds in the events committed from now on, as a stream that ends
+  /// when its consumer stops (a repository's `changes()`).
+  ///
+  /// ```swift
+  /// func changes() -> AsyncThrowingStream<UserChange, any Error> {
+  ///   store.changes { try UserChange($0) }  // nil for the events of other entities
+  /// }
+  /// ```
+  /// - Parameter transform: the change an event records, or `nil` to skip the event; an error
+  ///   it throws ends the stream with that error.
+  public func changes<Change: Sendable>(
+    _ transform: @escaping @Sendable (RecordedEvent) throws -> Change?
+  ) -> AsyncThrowingStream<Change, any Error> {
+    let start: UInt64
+    do {
+      start = try head() + 1
+    } catch {
+      return AsyncThrowingStream { $0.finish(throwing: error) }
+    }
+    return AsyncThrowingStream { continuation in
+      let task = Task {
+        do {
+          for try await event in self.subscribe(from: start) {
+            if let change = try transform(event) { continuation.yield(change) }
+          }
+          continuation.finish()
+        } catch {
+          continuation.finish(throwing: error)
+        }
+      }
+      continuation.onTermination = { _ in task.cancel() }
+    }
+  }
+}

@@ -41,31 +41,3 @@ extension BookingChange {
     }
   }
 }
-
-extension EventStore {
-  /// The changes `transform` finds in the events committed after now, as a stream that ends when
-  /// its consumer stops.
-  func changes<Change: Sendable>(
-    _ transform: @escaping @Sendable (RecordedEvent) throws -> Change?
-  ) -> AsyncThrowingStream<Change, any Error> {
-    let start: UInt64
-    do {
-      start = try head() + 1
-    } catch {
-      return AsyncThrowingStream { $0.finish(throwing: error) }
-    }
-    return AsyncThrowingStream { continuation in
-      let task = Task {
-        do {
-          for try await event in self.subscribe(from: start) {
-            if let change = try transform(event) { continuation.yield(change) }
-          }
-          continuation.finish()
-        } catch {
-          continuation.finish(throwing: error)
-        }
-      }
-      continuation.onTermination = { _ in task.cancel() }
-    }
-  }
-}
