@@ -111,6 +111,8 @@ let package = Package(
       ]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),
     .testTarget(name: "EventLogTests", dependencies: ["EventLog", "Checksum", "LMDB", "TestKit"]),
+    // The `User` entity of Docs/AddingAnEntity.md, on EventLog's public API alone, and its tests.
+    .testTarget(name: "UserEntityTests", dependencies: ["EventLog", "TestKit"]),
     .testTarget(
       name: "RestaurantBookingTests",
       dependencies: ["RestaurantBooking", "EventLog", "HTTPTestSupport", "TestKit"]),

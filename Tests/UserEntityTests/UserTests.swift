@@ -1,0 +1,127 @@
+import EventLog
+import Foundation
+import TestKit
+import Testing
+
+/// The `User` entity (issue 16, item 3): an entity on the public API of `EventLog` alone, small
+/// enough to read in one screen. Docs/AddingAnEntity.md shows all of it.
+@Suite("User entity")
+struct UserTests {
+  let dir = TemporaryDirectory()
+
+  func open() throws -> EventStore {
+    var options = EventStore.Options()
+    options.durability = .noSync
+    options.mapSize = 8 << 20
+    return try EventStore(path: dir.environment(), projections: [Users.projection], options: options)
+  }
+
+  @Test("the repository's rules: a name and an email are required; only a live user changes")
+  func rules() async throws {
+    let store = try open()
+    let users = EventSourcedUserRepository(store: store)
+    await #expect(throws: UserError.invalidName) { try await users.create(name: " \n", email: "a@b.c") }
+    await #expect(throws: UserError.invalidName) {
+      try await users.create(name: String(repeating: "x", count: 101), email: "a@b.c")
+    }
+    for email in ["", "ada", "@example.com", "ada@", "a@b@c", "a b@c"] {
+      await #expect(throws: UserError.invalidEmail) { try await users.create(name: "Ada", email: email) }
+    }
+    #expect(try store.head() == 0)
+    let ada = try await users.create(name: "  Ada ", email: " ada@example.com ")
+    #expect(ada.name == "Ada" && ada.email == "ada@example.com")
+    #expect(try await users.get(id: ada.id) == ada)
+    await #expect(throws: UserError.invalidName) { try await users.rename(id: ada.id, to: "") }
+    try await users.delete(id: ada.id)
+    #expect(try await users.get(id: ada.id) == nil)
+    await #expect(throws: UserError.unknownUser(ada.id)) { try await users.delete(id: ada.id) }
+    await #expect(throws: UserError.unknownUser(ada.id)) { try await users.rename(id: ada.id, to: "Bo") }
+    let stranger = UUID()
+    await #expect(throws: UserError.unknownUser(stranger)) { try await users.delete(id: stranger) }
+    #expect(try store.head() == 2)
+  }
+
+  @Test("getAll is in name order, ignoring case, then by ID; a rename moves a user")
+  func order() async throws {
+    let users = EventSourcedUserRepository(store: try open())
+    var created: [String: User] = [:]
+    for name in ["carol", "Bob", "alice", "Dave", "bob"] {
+      created[name] = try await users.create(name: name, email: "\(name)@example.com")
+    }
+    let bobs = [created["Bob"], created["bob"]].compactMap { $0 }.sorted {
+      $0.id.uuidString < $1.id.uuidString
+    }
+    #expect(try await users.getAll().map(\.name) == ["alice"] + bobs.map(\.name) + ["carol", "Dave"])
+    let carol = try #require(created["carol"])
+    try await users.rename(id: carol.id, to: "Aaron")
+    #expect(try await users.getAll().map(\.name) == ["Aaron", "alice"] + bobs.map(\.name) + ["Dave"])
+    try await users.delete(id: bobs[0].id)
+    #expect(try await users.getAll().map(\.name) == ["Aaron", "alice", bobs[1].name, "Dave"])
+  }
+
+  @Test("changes() reports what is committed after it is called, in order")
+  func liveChanges() async throws {
+    let store = try open()
+    let users = EventSourcedUserRepository(store: store)
+    let before = try await users.create(name: "Before", email: "b@example.com")
+    let changes = users.changes()
+    let ada = try await users.create(name: "Ada", email: "ada@example.com")
+    try await users.rename(id: ada.id, to: "Ada L.")
+    try await users.delete(id: before.id)
+    var seen: [UserChange] = []
+    for try await change in changes {
+      seen.append(change)
+      if seen.count == 3 { break }
+    }
+    #expect(
+      seen == [.registered(ada), .renamed(UserRenamed(id: ada.id, name: "Ada L.")), .deleted(id: before.id)])
+  }
+
+  @Test("a replay of the log builds the same table as the live projection, in every order")
+  func replayEqualsLive() async throws {
+    let store = try open()
+    let users = EventSourcedUserRepository(store: store)
+    var random = SplitMix64(seed: 16)
+    var live: [User] = []
+    for step in 0..<120 {
+      if !live.isEmpty, random.next() % 3 == 0 {
+        let user = live.remove(at: Int(random.next() % UInt64(live.count)))
+        if random.next() % 2 == 0 {
+          try await users.delete(id: user.id)
+        } else {
+          try await users.rename(id: user.id, to: "renamed \(random.next() % 50)")
+          live.append(user)
+        }
+      } else {
+        live.append(try await users.create(name: "user \(random.next() % 50)", email: "u\(step)@example.com"))
+      }
+    }
+    let replay = try store.replay()
+    #expect(try store.firstDifference(from: replay) == nil)
+    let replayed = try Users.projection.reader(in: replay)
+    let all = try await users.getAll()
+    #expect(try replayed.rows(in: Users.byName) == all)
+    #expect(try replayed.count() == live.count)
+    #expect(try replayed.rows().map(\.id) == live.map(\.id).sorted { TableKey.uuid($0) < TableKey.uuid($1) })
+  }
+
+  @Test("the entity is at most 120 lines in at most 4 files, and imports only EventLog and Foundation")
+  func size() throws {
+    let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    let files = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+      $0.hasSuffix(".swift")
+    }
+    let entity = files.filter { !$0.hasSuffix("Tests.swift") }
+    #expect(files.count <= 4)
+    var lines = 0
+    for file in entity {
+      let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+      let fileLines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+      lines += fileLines.count
+      #expect(
+        fileLines.filter { $0.hasPrefix("import ") } == ["import EventLog", "import Foundation"], "\(file)")
+      #expect(!text.contains("@testable"))
+    }
+    #expect(lines <= 120)
+  }
+}
