@@ -124,4 +124,15 @@ struct UserTests {
     }
     #expect(lines <= 120)
   }
+
+  @Test("Docs/AddingAnEntity.md shows the whole entity: each of its files, as it is")
+  func guideShowsAll() throws {
+    let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    let guide = folder.appendingPathComponent("../../Docs/AddingAnEntity.md").standardized
+    let text = try String(contentsOf: guide, encoding: .utf8)
+    for file in ["User.swift", "UserRepository.swift"] {
+      let source = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+      #expect(text.contains("```swift\n" + source + "```\n"), "the guide shows \(file) as it is")
+    }
+  }
 }
