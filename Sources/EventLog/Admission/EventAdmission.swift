@@ -7,7 +7,7 @@
 /// app versions (a party-size range, a date in the past) do not belong here: the log is what
 /// happened.
 ///
-/// The store asks it in ``EventStore/ingest(_:updatingState:)`` and ``EventStore/verify(progress:)``,
+/// The store asks it in ``EventStore/ingest(_:expectingHead:allOrNothing:updatingState:)`` and ``EventStore/verify(progress:)``,
 /// and on every writable open for the events it skipped before (a newer build may read them now).
 /// A verdict must depend only on the event itself (its type, schema version, payload, stream and
 /// version within the stream), so that every device and every replay agree.

@@ -18,7 +18,7 @@ public struct NewEvent: Sendable, Hashable {
   /// Encodes `payload` as a new event.
   /// - Parameters:
   ///   - payload: the event.
-  ///   - id: the event's ID; by default a new version-7 UUID (``UUID/version7()``), time-ordered,
+  ///   - id: the event's ID; by default a new version-7 UUID (`UUID.version7()`), time-ordered,
   ///     so that the ID index takes it near its end. Pass a stable ID to make a retried append
   ///     idempotent.
   ///   - metadata: correlation, causation and origin.

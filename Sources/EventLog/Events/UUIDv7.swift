@@ -21,7 +21,7 @@ import Synchronization
 /// counting until the clock catches up; a counter that would overflow moves the timestamp one
 /// millisecond on. So every ID is greater than the one before, whatever the clock does.
 ///
-/// ``UUID/version7()`` is the process's shared generator: IDs are increasing across threads in the
+/// `UUID.version7()` is the process's shared generator: IDs are increasing across threads in the
 /// order they are made. Make a generator of your own with a clock and random source of your
 /// choosing for deterministic IDs (tests, benchmark fixtures).
 public struct UUIDv7Generator: Sendable {

@@ -71,7 +71,10 @@ extension EventStore {
   ///
   /// Reads in chunks of ``Options/replayChunkSize`` events, each in a fresh read transaction.
   /// `replay(through: n)` is the state as of the n-th event: time travel.
-  /// - Parameter progress: called after each chunk.
+  /// - Parameters:
+  ///   - sequence: the last event to fold; the head when `nil` (or past the head).
+  ///   - progress: called after each chunk.
+  /// - Returns: the rebuilt projections, read with ``ReplayResult/projection(_:)``.
   /// - Throws: ``EventStoreError/corruptedRecord(sequence:reason:)`` for a damaged or missing
   ///   event, ``EventStoreError/projectionFailed(projection:sequence:underlying:)``.
   /// - Complexity: O(n) reads; memory O(size of the projections).

@@ -17,7 +17,7 @@ public struct IngestedEvent: Sendable, Hashable {
   }
 }
 
-/// What ``EventStore/ingest(_:updatingState:)`` did with one event.
+/// What ``EventStore/ingest(_:expectingHead:allOrNothing:updatingState:)`` did with one event.
 public enum IngestOutcome: Sendable, Hashable {
   /// Stored at `sequence` and folded into the projections.
   case stored(sequence: UInt64)

@@ -31,7 +31,7 @@ public final class EventStore: Sendable {
     /// How far past its used pages the data file is kept written with zeros, in bytes, when
     /// commits are durable (0: LMDB extends the file as commits need). A commit that extends the
     /// file must also write its inode before it returns; see
-    /// ``Environment/Options/preallocation``.
+    /// `LMDB.Environment.Options.preallocation`.
     public var preallocation = 1 << 20
     /// How often a live subscription looks for events appended by other processes.
     public var subscriptionPollInterval: Duration = .milliseconds(250)
@@ -57,7 +57,7 @@ public final class EventStore: Sendable {
   public let options: Options
   /// The registered projections, in registration order.
   public let projections: [any Projection]
-  /// What decides whether an event that comes from elsewhere (``ingest(_:updatingState:)``) is
+  /// What decides whether an event that comes from elsewhere (``ingest(_:expectingHead:allOrNothing:updatingState:)``) is
   /// folded into the projections; `nil` admits every event.
   public let admission: (any EventAdmission)?
   /// The environment's own ID, created with it: the device in replication, and the origin this

@@ -41,8 +41,13 @@ public struct TableHandler<Row: TableRow>: Sendable {
   }
 
   /// Changes the row under `key` with `change`.
-  /// - Parameter ifMissing: what an event for a key without a row does (by default it fails the
-  ///   event: the log and the projection disagree).
+  /// - Parameters:
+  ///   - type: the event type.
+  ///   - key: the primary key of the row the event changes.
+  ///   - ifMissing: what an event for a key without a row does (by default it fails the event: the
+  ///     log and the projection disagree).
+  ///   - change: changes the row (but not its primary key) as the event says.
+  /// - Returns: the handler.
   @inlinable
   public static func update<E: EventPayload>(
     _ type: E.Type, key: @escaping @Sendable (E) -> TableKey, ifMissing: MissingRow<E> = .fail,

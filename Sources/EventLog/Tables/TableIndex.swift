@@ -21,6 +21,8 @@ public struct TableIndex<Row>: Sendable {
 
   /// An index named `name` on `key`.
   /// - Parameters:
+  ///   - name: the index's table name.
+  ///   - key: the index's key of a row.
   ///   - storesRows: keep a copy of each row in the index (a covering index).
   ///   - keyOfStoredRow: an optional fast path: writes the same key as `key` does, read from the
   ///     row's stored bytes. A test should check that the two agree.

@@ -17,7 +17,7 @@
 /// ```
 ///
 /// Tables: the rows under their primary keys in ``rowTable`` (`by-id` unless named otherwise),
-/// one table per index (``TableIndex``), and any ``extraTables`` the projection keeps beside them
+/// one table per index (``TableIndex``), and any extra tables (`extraTables:`) the projection keeps beside them
 /// through its ``Hook``. Raise ``version`` when the row's layout, a key or a handler changes: the
 /// projection is rebuilt from the log on open.
 ///
@@ -26,7 +26,7 @@
 public struct TableProjection<Row: TableRow>: Projection {
   /// An optional first look at every event, before the handlers: a hand-written fast path that
   /// stores rows given as bytes (``TableWriter/put(encodedRow:primaryKey:)``,
-  /// ``TableWriter/delete(primaryKey:)``), or work on the ``extraTables``.
+  /// ``TableWriter/delete(primaryKey:)``), or work on the extra tables (`extraTables:`).
   public typealias Hook = @Sendable (RecordedEvent, TableWriter<Row>) throws -> HookResult
 
   /// Whether a ``Hook`` did the event's work.

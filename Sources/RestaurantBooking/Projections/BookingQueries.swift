@@ -7,7 +7,7 @@ public enum BookingQueries {
   public static let projection = BookingsProjection.name
 
   /// Every booking, by date then ID: the date index in order, each row read from `by-id`.
-  /// - Throws: ``TableError/danglingIndexEntry(projection:index:key:)`` when the index names a
+  /// - Throws: `TableError/danglingIndexEntry(projection:index:key:)` when the index names a
   ///   booking that is not stored (a damaged projection; `verify` reports it too).
   /// - Complexity: O(n log n): one sequential scan of the index and a lookup by ID per booking.
   public static func all(in view: ProjectionView) throws -> [Booking] {

@@ -1,10 +1,10 @@
 import EventLog
 import Foundation
 
-/// The bookings: by ID and in date order. A ``TableProjection`` of ``BookingRow``s.
+/// The bookings: by ID and in date order. A `TableProjection` of `BookingRow`s.
 ///
-/// Tables (keys in ``TableKey``'s encodings):
-/// - `by-id`: 16 ID bytes → ``BookingRow``.
+/// Tables (keys in `TableKey`'s encodings):
+/// - `by-id`: 16 ID bytes → `BookingRow`.
 /// - `by-date`: an index (keys only) on the date: sortable date (8 bytes) + ID → nothing.
 ///   ``BookingQueries/all(in:)`` walks it in order and reads each row from `by-id`.
 ///
@@ -15,7 +15,7 @@ import Foundation
 /// like any projection of another version.
 ///
 /// The handlers are the simple path: a `BookingCreated` becomes its row, a `BookingDeleted`
-/// deletes it. A hook (``fastPath``) does the same for payloads of the current schema on their
+/// deletes it. A hook (`fastPath`) does the same for payloads of the current schema on their
 /// bytes: the row is copied field by field from the payload without creating its strings, and a
 /// deletion's payload (the booking ID's 16 bytes) is the row's key as it is. `by-date`'s
 /// `keyOfStoredRow` reads a stored row's date without decoding its strings. Tests check that the

@@ -2,9 +2,9 @@ import EventLog
 import Foundation
 
 /// The restaurant catalog: restaurants by ID and in name order, and the catalog stream's version.
-/// A ``TableProjection`` of ``RestaurantRow``s.
+/// A `TableProjection` of `RestaurantRow`s.
 ///
-/// Tables (keys in ``TableKey``'s encodings):
+/// Tables (keys in `TableKey`'s encodings):
 /// - `by-id`: 16 ID bytes → the row.
 /// - `by-name`: an index on the name, ignoring case, that stores the rows: lower-cased name +
 ///   `0x00` + ID → the row (read sequentially by ``RestaurantQueries/all(in:)``).

@@ -15,7 +15,13 @@ public enum BookingRules {
 
   /// Checks the rules, returning the customer name and notes as they are stored (trimmed; empty
   /// notes as `nil`).
-  /// - Parameter now: the moment of creation.
+  /// - Parameters:
+  ///   - date: the booking's date: not in the past, at most ``latestDate``.
+  ///   - partySize: the number of guests, in ``partySizes``.
+  ///   - customerName: the customer's name, trimmed before the rule is checked.
+  ///   - notes: optional notes, trimmed; empty ones are stored as `nil`.
+  ///   - now: the moment of creation.
+  /// - Returns: the customer name and notes as they are stored.
   /// - Throws: ``BookingError``.
   public static func validate(
     date: Date, partySize: Int, customerName: String, notes: String?, now: Date

@@ -1,7 +1,7 @@
 import Foundation
 import HTTP
 
-/// The restaurant catalog from Supabase's PostgREST API, over ``HTTPClient`` (libcurl).
+/// The restaurant catalog from Supabase's PostgREST API, over `HTTPClient` (libcurl).
 ///
 /// Sends `GET {baseURL}/rest/v1/restaurants?select=id,name,cuisine&order=id.asc&limit=L&offset=O`
 /// with `apikey`, `Authorization: Bearer` and `Accept: application/json`, page by page until a
