@@ -280,12 +280,32 @@ public final class Replicator: Sendable {
     }
     var summary = PullSummary()
     let pageSize = max(1, options.pullPageSize)
+    // The next page is fetched while this one is stored: the server's and the transport's work
+    // hides behind the local durable commit. Positions are gap-free, so the next page starts
+    // after this page's last position whatever the local commit does; a page fetched but never
+    // stored (an error, a stop) changes nothing.
+    var prefetched: Task<[ServerEvent], any Error>?
+    defer { prefetched?.cancel() }
     while !shouldStop() {
-      let after = cursor
-      let page = try await retrying(options.retryFor, onRetry: onRetry) {
-        try await transport.pull(after: after, limit: pageSize)
+      let page: [ServerEvent]
+      if let next = prefetched {
+        prefetched = nil
+        page = try await next.value
+      } else {
+        let after = cursor
+        page = try await retrying(options.retryFor, onRetry: onRetry) {
+          try await transport.pull(after: after, limit: pageSize)
+        }
       }
       guard let last = page.last else { break }
+      if page.count == pageSize {
+        let after = last.position
+        prefetched = Task {
+          try await self.retrying(self.options.retryFor, onRetry: onRetry) {
+            try await self.transport.pull(after: after, limit: pageSize)
+          }
+        }
+      }
       let events = page.map { event in
         IngestedEvent(
           stream: event.stream,

@@ -49,24 +49,40 @@ public final class PostgresTransport: ReplicationTransport {
 
   public func checkSchema() async throws {
     let server = self.server
-    let version: Int
+    let found: (version: Int, clientsFrom: Int?)
     do {
-      version = try await run(on: queue) { [worker] in
+      found = try await run(on: queue) { [worker] in
+        // `clients_from` arrived with version 2: read through the row's JSON so that a version 1
+        // server answers too (null).
         let rows = try worker.connection().query(
-          "SELECT version FROM eventlog.schema_info", purpose: "read the eventlog schema version")
-        return rows.isEmpty ? 0 : Int(try rows.integer(0, "version", as: Int64.self))
+          """
+          SELECT s.version, (to_jsonb(s) ->> 'clients_from')::integer AS clients_from
+          FROM eventlog.schema_info s
+          """, purpose: "read the eventlog schema version")
+        guard !rows.isEmpty else { return (0, nil) }
+        let clientsFrom = try rows.value(0, "clients_from").map { _ in
+          Int(try rows.integer(0, "clients_from", as: Int64.self))
+        }
+        return (Int(try rows.integer(0, "version", as: Int64.self)), clientsFrom)
       }
     } catch let error as PostgresError where ["3F000", "42P01"].contains(error.sqlState ?? "") {
       throw ReplicationError.schemaMissing(server: server)
     }
+    try Self.check(server: server, version: found.version, clientsFrom: found.clientsFrom)
+  }
+
+  /// Whether this build may use a server whose schema is `version`, which says that clients of
+  /// schema `clientsFrom` and later may use it (`nil`: the server predates the column, and only
+  /// clients of its own version or later may).
+  static func check(server: String, version: Int, clientsFrom: Int?) throws {
     if version == 0 { throw ReplicationError.schemaMissing(server: server) }
-    if version > ServerSchema.latestVersion {
+    if version > ServerSchema.latestVersion && (clientsFrom ?? version) > ServerSchema.latestVersion {
       throw ReplicationError.schemaTooNew(
         server: server, found: version, supported: ServerSchema.latestVersion)
     }
-    if version < ServerSchema.latestVersion {
+    if version < ServerSchema.oldestServerVersion {
       throw ReplicationError.schemaTooOld(
-        server: server, found: version, required: ServerSchema.latestVersion)
+        server: server, found: version, required: ServerSchema.oldestServerVersion)
     }
   }
 

@@ -23,10 +23,19 @@ public enum ServerSchema {
   /// The schema version this build writes and speaks.
   public static var latestVersion: Int { migrations.count }
 
+  /// The oldest server schema whose functions this build can call: every function it calls
+  /// takes and returns what it did in that version. A client refuses an older server
+  /// (``ReplicationError/schemaTooOld(server:found:required:)``); between this and
+  /// ``latestVersion`` it works, and `remote init` upgrades the server.
+  public static let oldestServerVersion = 1
+
   /// The SQL that takes the schema from version n − 1 to n, for n = 1, 2, …
   ///
-  /// A migration never changes once released: a new version appends one.
-  public static let migrations: [String] = [version1]
+  /// A migration never changes once released: a new version appends one. A migration that
+  /// changes what a function takes or returns also raises `eventlog.schema_info.clients_from`
+  /// (from version 2), the oldest client schema that may still use the server; one that changes
+  /// only how the functions work keeps it, so older clients go on working with an upgraded server.
+  public static let migrations: [String] = [version1, version2]
 
   /// The expression every function and policy uses for the owner of the rows: the connecting
   /// role. (On Supabase, replace it with `auth.uid()::text` in `eventlog.current_owner()` and
@@ -209,6 +218,73 @@ public enum ServerSchema {
     GRANT SELECT ON eventlog.schema_info TO PUBLIC;
     GRANT SELECT, INSERT ON eventlog.events TO PUBLIC;
     GRANT SELECT, INSERT, UPDATE ON eventlog.devices TO PUBLIC;
+    """
+
+  /// Version 2: `push` looks up the batch's known IDs one by one (the same arguments, results and
+  /// behaviour; version 1's lookup could scan the owner's whole log on every batch), and
+  /// `schema_info.clients_from`, the oldest client schema that may use the server (1: a client of
+  /// version 1 calls the same functions).
+  static let version2 = """
+    CREATE OR REPLACE FUNCTION eventlog.push(p_device uuid, p_through bigint, p_events jsonb)
+    RETURNS TABLE (event_id uuid, event_position bigint, already_stored boolean)
+    LANGUAGE plpgsql AS $$
+    DECLARE
+      v_owner text := eventlog.current_owner();
+      v_head bigint;
+    BEGIN
+      IF jsonb_typeof(p_events) IS DISTINCT FROM 'array' THEN
+        RAISE EXCEPTION 'p_events must be a JSON array' USING ERRCODE = 'invalid_parameter_value';
+      END IF;
+      -- Pushes of one owner take turns from here to their commit: positions commit in order.
+      PERFORM pg_advisory_xact_lock(\(lockClass), hashtext(v_owner));
+      SELECT coalesce(max(e.position), 0) INTO v_head FROM eventlog.events e WHERE e.owner = v_owner;
+      RETURN QUERY
+      WITH input AS (
+        SELECT (x.value->>'id')::uuid AS id, (x.value->>'seq')::bigint AS seq, x.value->>'stream' AS stream,
+          x.value->>'type' AS type, (x.value->>'schemaVersion')::integer AS schema_version,
+          decode(x.value->>'payload', 'base64') AS payload,
+          coalesce(x.value->'metadata', '{}'::jsonb) AS metadata,
+          (x.value->>'recordedAt')::bigint AS recorded_us, x.ordinality AS ord
+        FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(value, ordinality)
+      ),
+      -- Each ID looked up on its own, fenced (OFFSET 0) so that the planner cannot turn the
+      -- lookups back into a scan of the owner's rows. Version 1's `e.owner = v_owner AND e.id IN
+      -- (SELECT …)` did exactly that with the plan PL/pgSQL kept from a small table: every batch
+      -- read the owner's whole log, and a first push of a large outbox was quadratic
+      -- (Docs/Benchmarks.md, finding 6).
+      known AS (
+        SELECT DISTINCT k.id, k.position FROM input i CROSS JOIN LATERAL (
+          SELECT e.id, e.position FROM eventlog.events e
+          WHERE e.id = i.id AND e.owner = v_owner OFFSET 0
+        ) k
+      ),
+      fresh AS (
+        SELECT i.*, row_number() OVER (ORDER BY i.ord) AS n FROM input i
+        WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.id = i.id)
+      ),
+      inserted AS (
+        INSERT INTO eventlog.events AS ev
+          (owner, position, id, origin_device, origin_sequence, stream, type, schema_version, payload,
+           metadata, recorded_at)
+        SELECT v_owner, v_head + f.n, f.id, p_device, f.seq, f.stream, f.type, f.schema_version, f.payload,
+          f.metadata, timestamptz 'epoch' + f.recorded_us * interval '1 microsecond'
+        FROM fresh f ORDER BY f.n
+        RETURNING ev.id, ev.position
+      )
+      SELECT i.id, coalesce(ins.position, k.position), k.position IS NOT NULL
+      FROM input i LEFT JOIN inserted ins ON ins.id = i.id LEFT JOIN known k ON k.id = i.id
+      ORDER BY i.ord;
+      INSERT INTO eventlog.devices AS d (owner, device, pushed_through)
+        VALUES (v_owner, p_device, p_through)
+        ON CONFLICT (owner, device) DO UPDATE
+        SET pushed_through = greatest(d.pushed_through, excluded.pushed_through), last_push_at = now();
+      IF (SELECT coalesce(max(e.position), 0) FROM eventlog.events e WHERE e.owner = v_owner) > v_head THEN
+        PERFORM pg_notify(eventlog.channel(), '');
+      END IF;
+    END $$;
+    ALTER TABLE eventlog.schema_info ADD COLUMN clients_from integer NOT NULL DEFAULT 1;
+    COMMENT ON COLUMN eventlog.schema_info.clients_from IS
+      'The oldest client schema version that may use this server.';
     """
 
   /// Creates the schema, or upgrades it to ``latestVersion``, in one transaction; a no-op when

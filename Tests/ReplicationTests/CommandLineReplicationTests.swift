@@ -1,5 +1,6 @@
 import Foundation
 import PostgresTestSupport
+import ReplicationPostgres
 import TestKit
 import Testing
 
@@ -73,7 +74,7 @@ struct CommandLineReplicationTests {
     #expect(initRun.status == 0, "\(initRun)")
     #expect(
       try JSONSerialization.jsonObject(with: Data(initRun.stdout.utf8)) as? [String: Int] == [
-        "schemaVersion": 1
+        "schemaVersion": ServerSchema.latestVersion
       ])
     #expect(try runChild(Self.binary, ["remote", "init", fixture.ownerURL]).stdout.contains("up to date"))
     let alice = try fixture.customer("alice")
@@ -140,7 +141,8 @@ struct CommandLineReplicationTests {
     #expect(down.stderr.contains("retrying in"))
     #expect(!down.stderr.contains(alice.password))
 
-    try fixture.superuser("UPDATE eventlog.schema_info SET version = 42")
+    // A newer server whose functions changed (clients_from past this build).
+    try fixture.superuser("UPDATE eventlog.schema_info SET version = 42, clients_from = 42")
     let newer = try phone("push", alice.url)
     #expect(newer.status == 1 && newer.stderr.contains("newer than this build's"), "\(newer)")
     let reinit = try runChild(Self.binary, ["remote", "init", fixture.ownerURL])

@@ -4,6 +4,7 @@ import PostgresTestSupport
 import Replication
 import ReplicationPostgres
 import RestaurantBooking
+import Synchronization
 import Testing
 
 /// Two devices of one customer share their bookings through the server.
@@ -143,6 +144,32 @@ struct RoundTripTests {
     #expect(pushed.pushed == 40)
     let pulled = try await tablet.pull()
     #expect(pulled.pulled == 40 && pulled.cursor == 40)
+    #expect(try await tablet.allBookings() == (try await phone.allBookings()))
+    try tablet.expectHealthy()
+  }
+
+  @Test func aPullStoppedAfterAPageLeavesTheFetchedNextPageForTheNextPull() async throws {
+    let fixture = try await ServerFixture()
+    let customer = try fixture.customer()
+    var options = Device.quickOptions
+    options.pullPageSize = 4
+    let phone = try Device(customer, options: options)
+    let tablet = try Device(customer, options: options)
+    let restaurant = try await phone.addRestaurant()
+    for index in 0..<10 { _ = try await phone.book(restaurant, name: "Guest \(index)") }
+    #expect(try await phone.push().pushed == 10)
+    // Stopped once the first page is stored: the second, fetched meanwhile, is dropped unstored.
+    let asked = Mutex(0)
+    let first = try await tablet.replicator.pull(shouldStop: {
+      asked.withLock { count in
+        count += 1
+        return count > 1
+      }
+    })
+    #expect(first.pulled == 4 && first.cursor == 4)
+    #expect(try tablet.store.head() == 4)
+    let rest = try await tablet.pull()
+    #expect(rest.pulled == 6 && rest.alreadyPresent == 0 && rest.cursor == 10)
     #expect(try await tablet.allBookings() == (try await phone.allBookings()))
     try tablet.expectHealthy()
   }

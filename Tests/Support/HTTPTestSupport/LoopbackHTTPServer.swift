@@ -66,6 +66,15 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
   private let accepted = Atomic<Int>(0)
   private let sentBodyBytes = Atomic<Int>(0)
   private let recorded = Mutex<[Request]>([])
+  private let recordedHangUps = Mutex<[HangUp]>([])
+
+  /// A client that closed its connection while a `.delayed` reply was waiting: when its request
+  /// had arrived and when the server saw the close. Timing a client's timeout or cancellation by
+  /// these instants measures the client, not how long the awaiting test task waited for a thread.
+  public struct HangUp: Sendable {
+    public var requestArrived: ContinuousClock.Instant
+    public var hungUp: ContinuousClock.Instant
+  }
 
   /// `http://host:port`.
   public var baseURL: URL {
@@ -74,6 +83,18 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
   }
   /// The requests received so far, in order.
   public var requests: [Request] { recorded.withLock { $0 } }
+  /// The clients that hung up during a `.delayed` reply, in order.
+  public var hangUps: [HangUp] { recordedHangUps.withLock { $0 } }
+
+  /// The hang-ups, once there are `count` of them or `limit` has passed (the server looks every
+  /// 10 ms, so a client's close shows a moment after the client returned).
+  public func hangUps(count: Int, within limit: Duration = .seconds(30)) async -> [HangUp] {
+    let end = ContinuousClock.now + limit
+    while hangUps.count < count && ContinuousClock.now < end {
+      try? await Task.sleep(for: .milliseconds(20))
+    }
+    return hangUps
+  }
   /// Connections accepted so far.
   public var connections: Int { accepted.load(ordering: .sequentiallyConsistent) }
   /// Body bytes written to clients so far.
@@ -166,15 +187,29 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     }
     guard let request = Self.parse(String(decoding: head, as: UTF8.self)) else { return }
     recorded.withLock { $0.append(request) }
-    answer(handler(request), on: connection)
+    answer(handler(request), on: connection, requestArrived: ContinuousClock.now)
   }
 
-  private func answer(_ reply: Reply, on connection: Int32) {
+  /// Whether the peer closed `connection` (an orderly close or a reset), without consuming data.
+  private static func peerClosed(_ connection: Int32) -> Bool {
+    var byte: UInt8 = 0
+    let count = recv(connection, &byte, 1, Int32(MSG_PEEK) | Int32(MSG_DONTWAIT))
+    return count == 0 || (count < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+  }
+
+  private func answer(_ reply: Reply, on connection: Int32, requestArrived: ContinuousClock.Instant) {
     switch reply {
     case .delayed(let delay, let reply):
       let end = ContinuousClock.now + delay
-      while ContinuousClock.now < end && !stopped.load(ordering: .sequentiallyConsistent) { usleep(10_000) }
-      answer(reply, on: connection)
+      while ContinuousClock.now < end && !stopped.load(ordering: .sequentiallyConsistent) {
+        if Self.peerClosed(connection) {
+          let hangUp = HangUp(requestArrived: requestArrived, hungUp: ContinuousClock.now)
+          recordedHangUps.withLock { $0.append(hangUp) }
+          return
+        }
+        usleep(10_000)
+      }
+      answer(reply, on: connection, requestArrived: requestArrived)
     case .respond(let status, let headers, let body, let sendsLength):
       var text = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
       for (name, value) in headers { text += "\(name): \(value)\r\n" }
