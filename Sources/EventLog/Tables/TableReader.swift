@@ -61,16 +61,36 @@ public struct TableReader<Row: TableRow> {
     in index: TableIndex<Row>, from: TableKey? = nil, to: TableKey? = nil, prefix: TableKey? = nil,
     _ body: (Row) throws -> Bool
   ) throws {
-    try forEachEntry(in: index, from: from, to: to, prefix: prefix) { key, value in
-      if index.storesRows { return try body(try Row(storedBytes: value)) }
-      let primaryKey = schema.primaryKey(ofEntry: key, value: value)
-      guard
-        let row = try view.withValue(forKey: primaryKey, in: schema.rowTable, { try Row(storedBytes: $0) })
-      else {
+    if index.storesRows {
+      try forEachEntry(in: index, from: from, to: to, prefix: prefix) { _, value in
+        try body(try Row(storedBytes: value))
+      }
+      return
+    }
+    // A keys-only index: each entry's row looked up by its primary key, both tables found once.
+    let start = Self.start(from: from, prefix: prefix)
+    try view.forEachEntry(
+      in: index.name, from: start, joinedTo: schema.rowTable,
+      lookupKey: { key, value in schema.primaryKey(ofEntry: key, value: value) }
+    ) { key, stored in
+      if let to, !key.lexicographicallyPrecedes(to.bytes) { return false }
+      if let prefix, !key.starts(with: prefix.bytes) { return false }
+      guard let stored else {
         throw TableError.danglingIndexEntry(
           projection: schema.projection, index: index.name, key: TableKey(bytes: Array(key)))
       }
-      return try body(row)
+      return try body(try Row(storedBytes: stored))
+    }
+  }
+
+  /// Where a scan of a range or prefix starts: the later of the two.
+  @inlinable
+  static func start(from: TableKey?, prefix: TableKey?) -> [UInt8]? {
+    switch (from?.bytes, prefix?.bytes) {
+    case (nil, nil): nil
+    case (let from?, nil): from
+    case (nil, let prefix?): prefix
+    case (let from?, let prefix?): from.lexicographicallyPrecedes(prefix) ? prefix : from
     }
   }
 
@@ -102,8 +122,7 @@ public struct TableReader<Row: TableRow> {
     in index: TableIndex<Row>, from: TableKey?, to: TableKey?, prefix: TableKey?,
     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
   ) throws {
-    let start = [from?.bytes, prefix?.bytes].compactMap { $0 }.max { $0.lexicographicallyPrecedes($1) }
-    try view.forEach(in: index.name, from: start) { key, value in
+    try view.forEach(in: index.name, from: Self.start(from: from, prefix: prefix)) { key, value in
       if let to, !key.lexicographicallyPrecedes(to.bytes) { return false }
       if let prefix, !key.starts(with: prefix.bytes) { return false }
       return try body(key, value)
