@@ -19,12 +19,9 @@ public struct RowReader {
 
   /// Reads a format byte (a row's first), which must be `expected`.
   /// - Throws: ``RowError`` when it is another.
-  @inlinable
+  @inlinable @inline(__always)
   public mutating func format(_ expected: UInt8) throws(RowError) {
-    let found = position < buffer.count ? buffer[position] : nil
-    guard found == expected else {
-      throw .unreadable(row: row, reason: "format \(found.map(String.init) ?? "none"), expected \(expected)")
-    }
+    guard position < buffer.count, buffer[position] == expected else { throw wrongFormat(expected) }
     position += 1
   }
 
@@ -33,11 +30,9 @@ public struct RowReader {
   public var remaining: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: buffer[position...]) }
 
   /// The next `count` bytes, as they are.
-  @inlinable
+  @inlinable @inline(__always)
   public mutating func bytes(_ count: Int) throws(RowError) -> UnsafeRawBufferPointer {
-    guard count >= 0, position + count <= buffer.count else {
-      throw .unreadable(row: row, reason: "truncated at byte \(offset)")
-    }
+    guard count >= 0, position + count <= buffer.count else { throw truncated() }
     defer { position += count }
     return UnsafeRawBufferPointer(rebasing: buffer[position..<(position + count)])
   }
@@ -47,7 +42,7 @@ public struct RowReader {
   public mutating func skip(_ count: Int) throws(RowError) { _ = try bytes(count) }
 
   /// One byte.
-  @inlinable
+  @inlinable @inline(__always)
   public mutating func byte() throws(RowError) -> UInt8 { try bytes(1)[0] }
 
   /// A ``RowWriter/bool(_:)``.
@@ -101,21 +96,42 @@ public struct RowReader {
   }
 
   /// A string's UTF-8 bytes, without creating the string.
-  @inlinable
+  @inlinable @inline(__always)
   public mutating func stringBytes() throws(RowError) -> UnsafeRawBufferPointer {
-    var length: UInt64 = 0
-    var shift: UInt64 = 0
+    // A length under 128 (one byte) is the common case.
+    let first = try byte()
+    if first & 0x80 == 0 { return try bytes(Int(first)) }
+    return try longStringBytes(first)
+  }
+
+  /// A string's bytes whose length took more than one byte; `first` is that first byte.
+  @usableFromInline
+  mutating func longStringBytes(_ first: UInt8) throws(RowError) -> UnsafeRawBufferPointer {
+    var length = UInt64(first & 0x7F)
+    var shift: UInt64 = 7
     while true {
       let byte = try byte()
-      guard shift < 64 else { throw .unreadable(row: row, reason: "bad string length at byte \(offset)") }
+      guard shift < 64 else { throw failure("bad string length at byte \(offset)") }
       length |= UInt64(byte & 0x7F) << shift
       if byte & 0x80 == 0 { break }
       shift += 7
     }
-    guard length <= UInt64(buffer.count) else {
-      throw .unreadable(row: row, reason: "string length \(length) past the end")
-    }
+    guard length <= UInt64(buffer.count) else { throw failure("string length \(length) past the end") }
     return try bytes(Int(length))
+  }
+
+  /// The error of a row that does not read back, made out of line: the reads that may throw it
+  /// stay small enough to inline (replay reads a stored row's date index key for every delete).
+  @usableFromInline @inline(never)
+  func failure(_ reason: String) -> RowError { .unreadable(row: row, reason: reason) }
+
+  @usableFromInline @inline(never)
+  func truncated() -> RowError { .unreadable(row: row, reason: "truncated at byte \(offset)") }
+
+  @usableFromInline @inline(never)
+  func wrongFormat(_ expected: UInt8) -> RowError {
+    let found = position < buffer.count ? String(buffer[position]) : "none"
+    return .unreadable(row: row, reason: "format \(found), expected \(expected)")
   }
 
   /// Steps over a string without creating it.
