@@ -64,18 +64,25 @@ struct BookingRow: TableRow, Hashable {
   /// column `.date(\.date)`; `RowLayoutTests` checks the two agree.
   @Sendable
   static func writeDateKey(ofStored bytes: UnsafeRawBufferPointer, into key: inout KeyBuilder) throws {
+    key.date(try date(ofStored: bytes))
+  }
+
+  /// The date of a stored row, read without decoding its strings.
+  static func date(ofStored bytes: UnsafeRawBufferPointer) throws(RowError) -> Date {
     var reader = RowReader(bytes, row: rowName)
     try reader.format(format)
     try reader.skip(32)  // the ID and the restaurant ID
     try reader.skipString()  // the restaurant name
-    key.date(try reader.date())
+    return try reader.date()
   }
 
   /// Writes the row of a `BookingCreated` payload of the current schema, read straight from the
   /// payload (replay's hot path): the same bytes as `BookingRow(decoded event)` writes, without
   /// creating the strings. `RowLayoutTests` checks the two agree.
   /// - Throws: what decoding the payload as `BookingCreated` would throw.
-  static func transcode(_ payload: UnsafeRawBufferPointer, to writer: inout RowWriter) throws {
+  /// - Returns: the booking's date (its `by-date` key, without reading the row back).
+  @discardableResult
+  static func transcode(_ payload: UnsafeRawBufferPointer, to writer: inout RowWriter) throws -> Date {
     var reader = BinaryReader(payload)
     // IDs and strings are copied as bytes: neither a `UUID` nor a `String` is made.
     let id = try reader.uuidBytes()
@@ -96,6 +103,7 @@ struct BookingRow: TableRow, Hashable {
     writer.string(utf8: customerName)
     writer.optionalString(utf8: notes)
     writer.date(createdAt)
+    return date
   }
 
   /// The row of a `BookingCreated` payload of the current schema (``transcode(_:to:)``), as bytes.
