@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import TestKit
 import Testing
 
 @testable import RestaurantBooking
@@ -56,6 +57,45 @@ struct AdmissionTests {
   func blankMatchesTrimming(_ text: String) {
     #expect(
       RestaurantBookingAdmission.blank(text) == text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty)
+  }
+
+  /// The `BookingCreated` fast path (on the payload's bytes) and the registry's path (decoded)
+  /// give the same verdict, reason included, for well-formed, rule-breaking and damaged payloads.
+  @Test("the BookingCreated fast path agrees with decoding", arguments: 0..<4)
+  func fastPathAgreesWithDecoding(seed: UInt64) throws {
+    var random = SplitMix64(seed: seed)
+    let names = ["Ada", "", " ", "\t\n", "\u{00A0}", "\u{200B}", "Zoë", "  x", "\u{3000}y"]
+    var checked = 0
+    for _ in 0..<300 {
+      let id = Bool.random(using: &random) ? Self.id : UUID()
+      let stream =
+        Bool.random(using: &random) ? RestaurantBookingStreams.booking(Self.id) : "restaurant-catalog"
+      let version: UInt64 = Bool.random(using: &random) ? 1 : 2
+      let dates = [4e9, .infinity, -.infinity, .nan, -1]
+      let event = try NewEvent(
+        BookingCreated(
+          bookingID: id, restaurantID: UUID(), restaurantName: names.randomElement(using: &random) ?? "",
+          date: Date(timeIntervalSince1970: dates.randomElement(using: &random) ?? 0),
+          partySize: Int.random(in: -3...99, using: &random),
+          customerName: names.randomElement(using: &random) ?? "",
+          notes: Bool.random(using: &random) ? nil : names.randomElement(using: &random),
+          createdAt: Date(timeIntervalSince1970: 1e9)))
+      var payload = event.payload
+      switch Int.random(in: 0..<4, using: &random) {
+      case 0: payload = Array(payload.prefix(Int.random(in: 0..<payload.count, using: &random)))
+      case 1: payload.append(UInt8.random(in: 0...255, using: &random))
+      case 2:
+        let at = Int.random(in: 0..<payload.count, using: &random)
+        payload[at] = UInt8.random(in: 0...255, using: &random)
+      default: break
+      }
+      let damaged = RecordedEvent(
+        sequence: 7, id: event.id, stream: stream, version: version, type: event.type,
+        schemaVersion: event.schemaVersion, recordedAt: Date(), metadata: event.metadata, payload: payload)
+      #expect(admission.verdict(for: damaged) == admission.decodedVerdict(for: damaged), "\(payload)")
+      checked += 1
+    }
+    #expect(checked == 300)
   }
 
   @Test func bookingEventsBelongOnTheirOwnStream() throws {
