@@ -18,6 +18,7 @@ public enum HTTPClient {
   /// - Parameter request: the URL, headers and bounds.
   /// - Throws: ``HTTPError``: `bodyTooLarge`, `timedOut`, `cancelled` (the task was cancelled),
   ///   `invalidRequest` or `transport`.
+  /// - Returns: the status, the whole body and, for a redirect, the URL it names (not followed).
   /// - Complexity: O(n) in the body's length; memory at most the cap plus one network read.
   public static func get(_ request: HTTPRequest) async throws(HTTPError) -> HTTPResponse {
     try validate(request)

@@ -17,6 +17,7 @@ public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible, Loca
   /// The description: `LocalizedError`'s text is the same sentence.
   public var errorDescription: String? { description }
 
+  /// What failed, in one sentence: `the request timed out`.
   public var description: String {
     switch self {
     case .bodyTooLarge(let limit): "the response body is larger than \(limit) bytes"

@@ -13,7 +13,9 @@ public struct Database: Hashable, Sendable, CustomStringConvertible {
 
   /// Options of a database, fixed when it is created.
   public struct Flags: OptionSet, Hashable, Sendable {
+    /// The `MDB_*` flag bits, as `mdb_dbi_open` takes them.
     public let rawValue: UInt32
+    /// Creates flags from their `MDB_*` bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
 
     /// Create the database if it does not exist (`MDB_CREATE`).
@@ -26,5 +28,6 @@ public struct Database: Hashable, Sendable, CustomStringConvertible {
     public static let duplicateFixed = Flags(rawValue: UInt32(MDB_DUPFIXED))
   }
 
+  /// The database's name, or `<main>` for the unnamed main database.
   public var description: String { name ?? "<main>" }
 }

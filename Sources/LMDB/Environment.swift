@@ -299,6 +299,8 @@ public final class Environment: @unchecked Sendable {
 
   /// Grows the map to at least twice its size (or adopts a larger size set by another process).
   /// - Parameter adoptOnly: only adopt the size another process set (`MDB_MAP_RESIZED`).
+  /// - Throws: ``LMDBError`` with code `mapFull` when the map is at its maximum size already, or
+  ///   the error of `mdb_env_set_mapsize`.
   func growMap(adoptOnly: Bool) throws(LMDBError) {
     try resizeLock.withExclusive { () throws(LMDBError) in
       try mapSizeState.withLock { (size: inout Int) throws(LMDBError) in

@@ -82,8 +82,13 @@ public struct LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
   public let explanation: String
 
   /// Creates an error for a failed operation.
-  /// - Parameter explanation: a sentence naming the cause and the path, shown instead of the
-  ///   C-level description; empty to show that.
+  /// - Parameters:
+  ///   - code: LMDB's result code; the message is `mdb_strerror`'s for it.
+  ///   - operation: the C function that failed, for example `mdb_put`.
+  ///   - context: what the operation was working on (a path, a database name, a key); empty when
+  ///     unknown.
+  ///   - explanation: a sentence naming the cause and the path, shown instead of the C-level
+  ///     description; empty to show that.
   public init(code: Code, operation: String, context: String = "", explanation: String = "") {
     self.code = code
     self.operation = operation
@@ -98,6 +103,7 @@ public struct LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
     return context.isEmpty ? base : "\(base) [\(context)]"
   }
 
+  /// The ``explanation`` when there is one, else the ``technicalDescription``.
   public var description: String { explanation.isEmpty ? technicalDescription : explanation }
 }
 

@@ -103,7 +103,9 @@ public final class WriteTransaction: Transaction {
 
   /// How a value is stored.
   public struct PutFlags: OptionSet, Sendable {
+    /// The `MDB_*` flag bits, as `mdb_put` and `mdb_cursor_put` take them.
     public let rawValue: UInt32
+    /// Creates flags from their `MDB_*` bits.
     public init(rawValue: UInt32) { self.rawValue = rawValue }
     /// Fail with `keyExists` when the key is present (`MDB_NOOVERWRITE`).
     public static let noOverwrite = PutFlags(rawValue: UInt32(MDB_NOOVERWRITE))

@@ -133,6 +133,7 @@ public final class PostgresConnection: Sendable {
   ///   - sql: one statement; parameters are `$1`, `$2`, …
   ///   - parameters: the values, sent apart from the text.
   ///   - purpose: what the statement is for, named by its errors (`push a batch`).
+  /// - Returns: the statement's rows (none for a command), and the number of rows it changed.
   /// - Throws: ``PostgresError``: the server's error with its SQLSTATE, a lost connection, a
   ///   timeout.
   @discardableResult

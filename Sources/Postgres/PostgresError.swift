@@ -85,6 +85,8 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
       || lower.contains("no pg_hba.conf entry") || lower.contains("permission denied")
   }
 
+  /// What failed, with the server, the purpose and the server's message, then the SQLSTATE, the
+  /// constraint, the detail and the hint when there are any.
   public var description: String {
     var text: String
     switch kind {
@@ -100,5 +102,6 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     return text
   }
 
+  /// The description: `LocalizedError`'s text is the same sentence.
   public var errorDescription: String? { description }
 }

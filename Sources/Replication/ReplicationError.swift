@@ -18,6 +18,7 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
   /// The server answered something the protocol does not allow.
   case protocolViolation(server: String, reason: String)
 
+  /// What could not be done and, where there is one, what to do about it.
   public var description: String {
     switch self {
     case .schemaMissing(let server):
@@ -37,6 +38,7 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
     }
   }
 
+  /// The description: `LocalizedError`'s text is the same sentence.
   public var errorDescription: String? { description }
 }
 

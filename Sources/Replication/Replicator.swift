@@ -151,6 +151,8 @@ public final class Replicator: Sendable {
   ///   - shouldStop: asked between batches; the batch in flight finishes.
   /// - Throws: a fatal transport error, ``ReplicationError/gaveUp(after:lastError:)``, a local
   ///   storage error. Nothing is marked pushed that the server did not acknowledge.
+  /// - Returns: how many events the server stored, already held or refused, how many still wait,
+  ///   and the last sequence it acknowledged.
   public func push(
     progress: (@Sendable (ReplicationProgress) -> Void)? = nil,
     onRetry: (@Sendable (String, Duration) -> Void)? = nil,

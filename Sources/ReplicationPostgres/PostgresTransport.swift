@@ -15,6 +15,7 @@ import Synchronization
 public final class PostgresTransport: ReplicationTransport {
   /// The server and the client's timeouts.
   public let configuration: PostgresConfiguration
+  /// The server, as messages name it: `user@host:port/database`, never with the password.
   public var server: String { configuration.server }
 
   private let worker: Lazy
@@ -32,6 +33,7 @@ public final class PostgresTransport: ReplicationTransport {
     listener = Lazy(configuration)
   }
 
+  /// Drops both connections; a later call connects again.
   public func close() {
     worker.close()
     listener.close()
@@ -47,6 +49,9 @@ public final class PostgresTransport: ReplicationTransport {
     }
   }
 
+  /// Reads `eventlog.schema_info` and checks that this build speaks the server's schema version.
+  /// - Throws: `ReplicationError.schemaMissing` when the server has no `eventlog` schema,
+  ///   `ReplicationError.schemaTooOld` or `ReplicationError.schemaTooNew`, or a ``PostgresError``.
   public func checkSchema() async throws {
     let server = self.server
     let found: (version: Int, clientsFrom: Int?)
@@ -86,6 +91,15 @@ public final class PostgresTransport: ReplicationTransport {
     }
   }
 
+  /// Stores `events` with `eventlog.push` in one server transaction, setting the device's pushed
+  /// mark to `through`.
+  /// - Parameters:
+  ///   - events: the batch, in local sequence order.
+  ///   - device: this device's ID.
+  ///   - through: the last local sequence the batch accounts for.
+  /// - Returns: an outcome per event, in order: stored, or held already, at its server position.
+  /// - Throws: a ``PostgresError``, or `ReplicationError.protocolViolation` when the server
+  ///   answers another number of rows or another order.
   public func push(_ events: [OutgoingEvent], device: UUID, through: UInt64) async throws -> [PushOutcome] {
     let body = Self.json(events)
     let server = self.server
@@ -109,6 +123,8 @@ public final class PostgresTransport: ReplicationTransport {
     }
   }
 
+  /// The device's pushed mark on the server (`eventlog.device_mark`): the last local sequence it
+  /// acknowledged, or 0.
   public func pushedMark(device: UUID) async throws -> UInt64 {
     try await run(on: queue) { [worker] in
       try worker.connection().query(
@@ -117,6 +133,7 @@ public final class PostgresTransport: ReplicationTransport {
     }
   }
 
+  /// The owner's last position on the server (`eventlog.head`), or 0.
   public func head() async throws -> UInt64 {
     try await run(on: queue) { [worker] in
       try worker.connection().query(
@@ -126,6 +143,13 @@ public final class PostgresTransport: ReplicationTransport {
     }
   }
 
+  /// The owner's server events after `position` (`eventlog.pull`), in position order.
+  /// - Parameters:
+  ///   - position: the last server position already pulled.
+  ///   - limit: at most this many events.
+  /// - Returns: the events, their positions following `position` without a gap.
+  /// - Throws: a ``PostgresError``, or `ReplicationError.protocolViolation` when the positions
+  ///   do not follow one another.
   public func pull(after position: UInt64, limit: Int) async throws -> [ServerEvent] {
     let server = self.server
     return try await run(on: queue) { [worker] in
@@ -163,6 +187,11 @@ public final class PostgresTransport: ReplicationTransport {
     }
   }
 
+  /// Waits up to `timeout` for a notification on the owner's channel, listening to it first on
+  /// the listening connection.
+  /// - Parameter timeout: the longest to wait.
+  /// - Returns: `true` when a notification arrived, `false` when the time ran out.
+  /// - Throws: a ``PostgresError`` when connecting, finding the channel, `LISTEN` or the wait fails.
   public func waitForNews(upTo timeout: Duration) async throws -> Bool {
     try await run(on: listenQueue) { [listener] in
       let connection = try listener.connection()
@@ -367,5 +396,6 @@ extension PostgresError: ReplicationTransportError {
 }
 
 extension ReplicationError: ReplicationTransportError {
+  /// Fatal: a schema that does not fit or a protocol violation stays until someone changes it.
   public var failureKind: TransportFailureKind { .fatal }
 }

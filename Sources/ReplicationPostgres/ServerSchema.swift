@@ -343,6 +343,7 @@ public enum ServerSchema {
     /// The description: `LocalizedError`'s text is the same sentence.
     public var errorDescription: String? { description }
 
+    /// What was refused, and what to do: upgrade eventlog.
     public var description: String {
       switch self {
       case .newerSchema(let found, let supported):

@@ -21,6 +21,7 @@ struct ReadModelFingerprint {
   ///   - bookingsByDate: every booking, in date order (then ID).
   ///   - bookingCount: the entries of the by-ID booking table.
   ///   - booking: the by-ID lookup.
+  /// - Returns: the counts and the fingerprint of every row, read in order and by ID, as one line.
   static func outcome(
     restaurantsByName: [Restaurant], restaurantCount: Int, restaurant: (UUID) throws -> Restaurant?,
     bookingsByDate: [Booking], bookingCount: Int, booking: (UUID) throws -> Booking?

@@ -29,6 +29,7 @@ public enum StrictJSON {
     /// The description: `LocalizedError`'s text is the same sentence.
     public var errorDescription: String? { description }
 
+    /// The position and the reason: `line 1, column 9 (byte offset 8): a trailing comma before '}'`.
     public var description: String { "line \(line), column \(column) (byte offset \(offset)): \(reason)" }
   }
 

@@ -26,6 +26,8 @@ public protocol EventPayload: Codable, Sendable {
   /// - Parameters:
   ///   - schemaVersion: the version the payload was written with, lower than ``schemaVersion``.
   ///   - payload: the stored bytes; decode them as the old shape with ``EncodedPayload/decode(_:)``.
+  /// - Returns: the payload in the current shape.
+  /// - Throws: when the version is not one the type reads, or the bytes do not decode.
   static func upcast(from schemaVersion: UInt16, payload: EncodedPayload) throws -> Self
   /// Reads a payload of the current ``schemaVersion``.
   ///
@@ -36,13 +38,18 @@ public protocol EventPayload: Codable, Sendable {
 }
 
 extension EventPayload {
+  /// Version 1: a type that never changed its shape.
   public static var schemaVersion: UInt16 { 1 }
 
+  /// Reads no older version: an event type that raises ``schemaVersion`` implements its own.
+  /// - Throws: ``EventStoreError/unsupportedSchemaVersion(type:version:supported:)``, always.
   public static func upcast(from schemaVersion: UInt16, payload: EncodedPayload) throws -> Self {
     throw EventStoreError.unsupportedSchemaVersion(
       type: eventType, version: schemaVersion, supported: Self.schemaVersion)
   }
 
+  /// Decodes the payload through its `Decodable` conformance with the reader's bytes.
+  /// - Throws: the decoder's error for bytes that are not this type.
   public init(binary reader: inout BinaryReader) throws {
     self = try reader.decode(Self.self)
   }

@@ -18,6 +18,7 @@ public enum ExpectedVersion: Hashable, Sendable, CustomStringConvertible {
     }
   }
 
+  /// The expectation in words: `any version`, `no stream`, `version 3`.
   public var description: String {
     switch self {
     case .any: "any version"

@@ -12,10 +12,13 @@ public struct StreamID: Hashable, Sendable, Comparable, CustomStringConvertible,
   /// Creates a stream ID. Validity is checked when it is used in an append.
   public init(_ rawValue: String) { self.rawValue = rawValue }
 
+  /// Creates a stream ID from a literal: `let stream: StreamID = "booking-42"`.
   public init(stringLiteral value: String) { self.rawValue = value }
 
+  /// The stream ID's text, ``rawValue``.
   public var description: String { rawValue }
 
+  /// Orders stream IDs by their text, as `String` compares it.
   public static func < (lhs: StreamID, rhs: StreamID) -> Bool { lhs.rawValue < rhs.rawValue }
 
   /// Why the ID cannot be stored (empty, too long, a NUL), or `nil` when it can.

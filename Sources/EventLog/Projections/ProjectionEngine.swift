@@ -220,6 +220,7 @@ public struct ProjectionDifference: Sendable, Hashable, CustomStringConvertible 
   /// The live value; `nil` when the live projection has no such entry.
   public var live: [UInt8]?
 
+  /// The projection, table and key in hex, and which side lacks the entry or that the values differ.
   public var description: String {
     let keyText = key.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
     let what: String

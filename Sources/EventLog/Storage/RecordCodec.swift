@@ -116,7 +116,10 @@ enum RecordCodec {
   }
 
   /// Parses and verifies a stored record.
-  /// - Parameter sequence: the key it is stored under; the record must carry the same number.
+  /// - Parameters:
+  ///   - buffer: the stored bytes of the record, checksum included.
+  ///   - sequence: the key it is stored under; the record must carry the same number.
+  /// - Returns: the event the record holds.
   /// - Throws: ``EventStoreError/corruptedRecord(sequence:reason:)`` naming `sequence`.
   static func decode(_ buffer: UnsafeRawBufferPointer, sequence: UInt64) throws -> RecordedEvent {
     func damaged(_ reason: String) -> EventStoreError { .corruptedRecord(sequence: sequence, reason: reason) }

@@ -156,8 +156,11 @@ extension EventStore {
   /// Commits requests in one transaction, a result for each. If the transaction fails as a whole
   /// (a projection threw, the disk failed), each request is retried alone so that only the
   /// guilty one fails.
-  /// - Parameter more: called in the transaction after the requests are applied, until it
-  ///   returns none: requests to add to the same transaction.
+  /// - Parameters:
+  ///   - requests: the appends, each one or more ``StreamAppend``s that succeed or fail together.
+  ///   - more: called in the transaction after the requests are applied, until it returns none:
+  ///     requests to add to the same transaction.
+  /// - Returns: a result for each request, those of `more` after those of `requests`, in order.
   private func commit(
     _ requests: [[StreamAppend]], collecting more: () -> [[StreamAppend]] = { [] }
   ) -> [Result<AppendResult, any Error>] {

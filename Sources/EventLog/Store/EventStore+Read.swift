@@ -36,6 +36,9 @@ extension EventStore {
   ///   - last: the highest; `nil` for the head.
   ///   - limit: at most this many events.
   ///   - direction: `.backward` returns the highest first (from `last` down).
+  /// - Returns: the events in the range, in `direction`'s order, at most `limit` of them.
+  /// - Throws: ``EventStoreError/corruptedRecord(sequence:reason:)`` for a damaged record, or
+  ///   ``EventStoreError/storage(_:)`` when LMDB fails.
   /// - Complexity: O(log n + k); one read transaction.
   public func events(
     from first: UInt64 = 1, through last: UInt64? = nil, limit: Int = .max,

@@ -10,6 +10,7 @@ public struct VerificationReport: Sendable, Hashable {
     /// What is wrong.
     public var problem: String
 
+    /// The problem, after `event 12: ` when it concerns one event.
     public var description: String {
       sequence.map { "event \($0): \(problem)" } ?? problem
     }

@@ -49,6 +49,7 @@ extension EventStoreError {
     /// ``EventStoreError/storage(_:)``.
     public static let storage = Code("storage")
 
+    /// The case's name, ``rawValue``.
     public var description: String { rawValue }
 
     /// Whether `error` is an ``EventStoreError`` of this code: `catch EventStoreError.Code.closed`.

@@ -59,6 +59,8 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
   /// LMDB failed.
   case storage(LMDBError)
 
+  /// The error in one sentence with its context: `stream 'booking-1' expected no stream but is at
+  /// version 2`.
   public var description: String {
     switch self {
     case .wrongExpectedVersion(let stream, let expected, let actual):
@@ -115,6 +117,8 @@ extension EventStoreError {
     }
   }
 
+  /// Whether the cases and their contexts are equal; underlying errors must be of one type, and
+  /// are compared with `==` when it is `Equatable`, by description otherwise.
   public static func == (lhs: EventStoreError, rhs: EventStoreError) -> Bool {
     switch (lhs, rhs) {
     case (.wrongExpectedVersion(let a, let b, let c), .wrongExpectedVersion(let x, let y, let z)):

@@ -6,11 +6,13 @@
 /// commit; those of other processes within ``EventStore/Options/subscriptionPollInterval``.
 /// Iteration ends (returns `nil`) when the task is cancelled.
 public struct EventSubscription: AsyncSequence, Sendable {
+  /// A subscription yields the recorded events, in sequence order.
   public typealias Element = RecordedEvent
 
   let store: EventStore
   let start: UInt64
 
+  /// An iterator that starts at the subscription's first sequence number (1 at the lowest).
   public func makeAsyncIterator() -> Iterator {
     Iterator(store: store, next: Swift.max(1, start))
   }
@@ -61,6 +63,8 @@ extension EventStore {
   /// ```
   /// - Parameter transform: the change an event records, or `nil` to skip the event; an error
   ///   it throws ends the stream with that error.
+  /// - Returns: the stream of changes, in commit order; it finishes with the error of a failed
+  ///   read of the log, and ends when its consumer stops iterating.
   public func changes<Change: Sendable>(
     _ transform: @escaping @Sendable (RecordedEvent) throws -> Change?
   ) -> AsyncThrowingStream<Change, any Error> {

@@ -162,6 +162,7 @@ public enum RowError: Error, Equatable, Sendable, CustomStringConvertible, Local
   /// The row of kind `row` cannot be read: `reason` says where it broke.
   case unreadable(row: String, reason: String)
 
+  /// The row's kind and where it broke: `a stored booking row is unreadable: …`.
   public var description: String {
     switch self {
     case .unreadable(let row, let reason): "a stored \(row) row is unreadable: \(reason)"

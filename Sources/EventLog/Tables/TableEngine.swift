@@ -52,9 +52,15 @@ enum TableEngine {
   /// Stores `row` under `primaryKey` and keeps every index in step: a new key inserts the row and
   /// its entries; a stored one replaces the row and moves the entries whose keys changed.
   /// - Parameters:
+  ///   - row: the row's stored bytes.
+  ///   - primaryKey: the row's primary key.
   ///   - newKey: writes index `i`'s key of the new row (without the primary key).
-  ///   - oldEntries: the old row's entry keys when the caller knows the old row (an update), else
+  ///   - known: the old row's entry keys when the caller knows the old row (an update), else
   ///     `nil`: they are read from the stored row.
+  ///   - state: the projection's tables, written in place.
+  ///   - layout: the projection's row table and indexes.
+  /// - Throws: ``TableError/invalidKey(projection:table:length:)`` for a key LMDB cannot store,
+  ///   what `newKey` or an index's key of the stored row throws, and the state's storage errors.
   @usableFromInline
   static func store(
     _ row: UnsafeRawBufferPointer, primaryKey: UnsafeRawBufferPointer,

@@ -116,6 +116,7 @@ public enum TableError: Error, Equatable, Sendable, CustomStringConvertible, Loc
   /// An index entry whose row is not stored (a damaged projection; `verify` reports it too).
   case danglingIndexEntry(projection: String, index: String, key: TableKey)
 
+  /// The refusal in one sentence, with the projection and the table or key concerned.
   public var description: String {
     switch self {
     case .missingRow(let projection, let key):

@@ -58,6 +58,7 @@ public struct TableKey: Hashable, Sendable, Comparable, CustomStringConvertible 
     TableKey { $0.caseInsensitive(value, terminated: false) }
   }
 
+  /// Orders keys as LMDB stores them: their bytes, compared lexicographically.
   public static func < (lhs: TableKey, rhs: TableKey) -> Bool {
     lhs.bytes.lexicographicallyPrecedes(rhs.bytes)
   }

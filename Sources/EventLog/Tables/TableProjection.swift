@@ -37,7 +37,10 @@ public struct TableProjection<Row: TableRow>: Projection {
     case applyHandlers
   }
 
+  /// The projection's name, which names its tables and checkpoint.
   public let name: String
+  /// The version of the row's layout, keys and handlers: a stored projection of another version
+  /// is rebuilt from the log on open.
   public let version: UInt32
   @usableFromInline let schema: TableSchema<Row>
 
@@ -64,6 +67,7 @@ public struct TableProjection<Row: TableRow>: Projection {
       handlers: handlers, hook: hook)
   }
 
+  /// The row table, then one table per index, then the extra tables.
   public var tables: [String] { [schema.rowTable] + schema.indexes.map(\.name) + schema.extraTables }
 
   /// The table of rows under their primary keys.
@@ -76,6 +80,13 @@ public struct TableProjection<Row: TableRow>: Projection {
   /// The index named `name`.
   public func index(_ name: String) -> TableIndex<Row>? { schema.indexes.first { $0.name == name } }
 
+  /// Applies one event: the ``Hook`` first, when there is one, then the handler of the event's
+  /// type; an event of a type without a handler changes nothing.
+  /// - Parameters:
+  ///   - event: the event to fold.
+  ///   - state: the projection's tables.
+  /// - Throws: what the hook or the handler throws, ``TableError`` among them; the append that
+  ///   carried the event then fails and stores nothing.
   @inlinable
   public func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
     let writer = TableWriter(state: state, schema: schema)

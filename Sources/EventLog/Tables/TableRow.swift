@@ -23,6 +23,7 @@ public protocol TableRow: Sendable {
 }
 
 extension TableRow {
+  /// The type's name, as `String(describing:)` writes it.
   public static var rowName: String { String(describing: Self.self) }
 
   /// Reads a row from its stored bytes, checking that every byte was read.

@@ -42,6 +42,7 @@ public struct CommandFailure: Error, CustomStringConvertible, LocalizedError {
     self.underlyingError = underlying
   }
 
+  /// The ``message``.
   public var description: String { message }
   /// The description: `LocalizedError`'s text is the same sentence.
   public var errorDescription: String? { message }

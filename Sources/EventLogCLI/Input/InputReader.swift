@@ -8,7 +8,10 @@ public enum InputReader {
   static let chunkSize = 1 << 20
 
   /// Reads `name` (`-`: standard input) to its end.
-  /// - Parameter maximumBytes: the most bytes accepted; more fails the read.
+  /// - Parameters:
+  ///   - name: the input as named on the command line: a path, or `-` for standard input.
+  ///   - maximumBytes: the most bytes accepted; more fails the read.
+  /// - Returns: every byte of the input.
   /// - Throws: ``InputError``: missing, a directory, not permitted, closed, larger than
   ///   `maximumBytes`, or a read that failed.
   /// - Complexity: O(n) in the input's size.
@@ -71,6 +74,7 @@ public struct InputError: Error, Equatable, Sendable, CustomStringConvertible, L
   /// The description: `LocalizedError`'s text is the same sentence.
   public var errorDescription: String? { description }
 
+  /// `cannot read '<name>': <reason>`, or `cannot read standard input: <reason>`.
   public var description: String {
     name == "-" ? "cannot read standard input: \(reason)" : "cannot read '\(name)': \(reason)"
   }

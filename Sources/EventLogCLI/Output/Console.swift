@@ -136,6 +136,7 @@ public struct StandardOutputError: Error, Equatable, Sendable, CustomStringConve
   /// The description: `LocalizedError`'s text is the same sentence.
   public var errorDescription: String? { description }
 
+  /// `cannot write standard output: <reason>`.
   public var description: String { "cannot write standard output: \(reason)" }
 }
 
@@ -153,6 +154,8 @@ public final class ProgressReporter: Sendable {
 
   /// Starts reporting `label`.
   /// - Parameters:
+  ///   - label: what the work is called, at the start of each line.
+  ///   - console: the console whose standard error shows the lines.
   ///   - delay: how long the work must have run before the first line (short work shows none).
   ///   - interval: the shortest time between two lines.
   public init(

@@ -58,10 +58,17 @@ enum EventJSON {
 
   /// Parses one exported line back into the event to append and the sequence, stream and
   /// version it claims.
-  /// - Parameter offset: the byte offset of the line in its file, for errors.
-  /// - Throws: ``CommandFailure`` naming the line number and the field; for text that is not
-  ///   JSON (RFC 8259, ``StrictJSON``), also the column and the byte offset in the file.
+  ///
   /// UUIDs are read in either case, and a stream's name as ``StreamNames/stored`` reads it.
+  /// - Parameters:
+  ///   - line: the line, without its newline.
+  ///   - number: the line's number in its file, from 1, for errors.
+  ///   - offset: the byte offset of the line in its file, for errors.
+  ///   - registry: the event types, which turn a JSON payload back into its stored bytes.
+  ///   - streams: how a stream's name as exported reads back as a stored stream.
+  /// - Returns: the sequence, stream and version the line claims, and the event to append.
+  /// - Throws: ``CommandFailure`` naming the line number and the field; for text that is not
+  ///   JSON (RFC 8259, `StrictJSON`), also the column and the byte offset in the file.
   static func parse(
     _ line: Substring, number: Int, offset: Int = 0, registry: EventTypeRegistry, streams: StreamNames
   ) throws -> (sequence: UInt64, stream: StreamID, version: UInt64, event: NewEvent) {

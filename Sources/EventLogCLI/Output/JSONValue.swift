@@ -13,6 +13,7 @@ public enum JSONValue: Sendable, Equatable {
   /// Already rendered JSON (a payload from the event type registry), embedded as is.
   case raw(String)
 
+  /// Whether the two render to the same text (so `.int(1)` equals `.uint(1)` and `.raw("1")`).
   public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool { lhs.rendered() == rhs.rendered() }
 
   /// A string, or `null` for `nil`.

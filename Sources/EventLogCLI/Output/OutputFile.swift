@@ -32,7 +32,9 @@ final class OutputFile {
   private var finished = false
 
   /// Checks `path` and creates the temporary file.
-  /// - Parameter environment: the environment directory, whose files are refused.
+  /// - Parameters:
+  ///   - path: the name to write to, once committed.
+  ///   - environment: the environment directory, whose files are refused.
   /// - Throws: ``CommandFailure`` naming the path and why it is refused or cannot be created.
   init(path: String, environment: String) throws {
     self.path = path

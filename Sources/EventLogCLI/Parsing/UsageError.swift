@@ -14,6 +14,7 @@ public struct UsageError: Error, Equatable, CustomStringConvertible, LocalizedEr
     self.usage = usage
   }
 
+  /// The ``message``, without the usage line.
   public var description: String { message }
   /// The description: `LocalizedError`'s text is the same sentence.
   public var errorDescription: String? { message }

@@ -3,6 +3,7 @@ import Foundation
 
 /// A booking was made. Stream: `booking-<bookingID>` (its first event).
 public struct BookingCreated: EventPayload, Hashable {
+  /// The stored type name, `BookingCreated`.
   public static let eventType = "BookingCreated"
   /// The booking's ID.
   public var bookingID: UUID

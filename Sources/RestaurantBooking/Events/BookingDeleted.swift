@@ -3,6 +3,7 @@ import Foundation
 
 /// A booking was deleted. Stream: `booking-<bookingID>` (its second and last event).
 public struct BookingDeleted: EventPayload, Hashable {
+  /// The stored type name, `BookingDeleted`.
   public static let eventType = "BookingDeleted"
   /// The booking's ID.
   public var bookingID: UUID

@@ -3,6 +3,7 @@ import Foundation
 
 /// A restaurant appeared in the remote catalog. Stream: `restaurant-catalog`.
 public struct RestaurantAdded: EventPayload, Hashable {
+  /// The stored type name, `RestaurantAdded`.
   public static let eventType = "RestaurantAdded"
   /// The remote ID.
   public var restaurantID: UUID

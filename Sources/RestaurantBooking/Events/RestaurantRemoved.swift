@@ -5,6 +5,7 @@ import Foundation
 ///
 /// Carries the restaurant's last values for the audit trail. Bookings of the restaurant stay.
 public struct RestaurantRemoved: EventPayload, Hashable {
+  /// The stored type name, `RestaurantRemoved`.
   public static let eventType = "RestaurantRemoved"
   /// The remote ID.
   public var restaurantID: UUID

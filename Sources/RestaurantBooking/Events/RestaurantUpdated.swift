@@ -5,6 +5,7 @@ import Foundation
 ///
 /// Only what changed is set, with its old and new value.
 public struct RestaurantUpdated: EventPayload, Hashable {
+  /// The stored type name, `RestaurantUpdated`.
   public static let eventType = "RestaurantUpdated"
 
   /// The old and new value of one field.

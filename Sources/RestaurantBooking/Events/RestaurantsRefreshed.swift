@@ -7,6 +7,7 @@ import Foundation
 /// Appended by every successful refresh, also one that changed nothing, as the audit record of
 /// the sync.
 public struct RestaurantsRefreshed: EventPayload, Hashable {
+  /// The stored type name, `RestaurantsRefreshed`.
   public static let eventType = "RestaurantsRefreshed"
   /// Where the snapshot came from, without credentials (a base URL or a file path).
   public var source: String

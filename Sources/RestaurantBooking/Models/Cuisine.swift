@@ -53,5 +53,6 @@ public enum Cuisine: Hashable, Sendable, RawRepresentable, CustomStringConvertib
     }
   }
 
+  /// The cuisine's name, ``rawValue``.
   public var description: String { rawValue }
 }

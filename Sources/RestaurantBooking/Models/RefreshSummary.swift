@@ -20,6 +20,7 @@ public struct RefreshSummary: Sendable, Hashable, CustomStringConvertible {
   /// Whether the refresh changed nothing.
   public var isEmpty: Bool { added == 0 && updated == 0 && removed == 0 }
 
+  /// The four counts: `2 added, 1 updated, 0 removed, 40 unchanged`.
   public var description: String {
     "\(added) added, \(updated) updated, \(removed) removed, \(unchanged) unchanged"
   }

@@ -126,13 +126,21 @@ public struct BookingsProjection: Projection {
   /// The table projection, held by every copy (reading the static for each event would retain it).
   private let projection = Self.table
 
+  /// The projection's name, `bookings`.
   public var name: String { Self.name }
+  /// The version of the table projection: raising it rebuilds the tables on open.
   public var version: UInt32 { projection.version }
+  /// The projection's tables: `by-id` and `by-date`.
   public var tables: [String] { projection.tables }
 
   /// Creates the projection.
   public init() {}
 
+  /// Folds one event into the tables through the table projection: its hook, then its handlers.
+  /// - Parameters:
+  ///   - event: the event to fold; events of other types change nothing.
+  ///   - state: the projection's tables.
+  /// - Throws: what the table projection throws; the append that carried the event then fails.
   public func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
     try projection.apply(event, to: state)
   }

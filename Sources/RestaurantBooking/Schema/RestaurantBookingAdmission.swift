@@ -23,6 +23,10 @@ public struct RestaurantBookingAdmission: EventAdmission {
     self.registry = registry
   }
 
+  /// Whether the projections fold `event`: unreadable when its type, schema version or payload is
+  /// not one this build reads, invalid when it breaks one of the rules above, else admitted.
+  /// - Parameter event: the stored event.
+  /// - Returns: the event's verdict, with the reason when it is not admitted.
   public func verdict(for event: RecordedEvent) -> EventVerdict {
     if event.type == BookingCreated.eventType, event.schemaVersion == BookingCreated.schemaVersion,
       registry.schemaVersion(of: BookingCreated.eventType) == BookingCreated.schemaVersion,

@@ -12,7 +12,12 @@ struct ParsedOptions {
   private var values: [String: String] = [:]
   private var flags: Set<String> = []
 
-  /// - Parameter spec: option names (without `--`), each with whether it takes a value.
+  /// Parses `arguments` against `spec`.
+  /// - Parameters:
+  ///   - arguments: the command line after the command's name.
+  ///   - spec: option names (without `--`), each with whether it takes a value.
+  /// - Throws: ``UsageError`` for an argument that is not an option of `spec`, a value missing,
+  ///   or an option given twice.
   init(_ arguments: [String], spec: [String: Bool]) throws(UsageError) {
     var index = 0
     while index < arguments.count {

@@ -21,9 +21,13 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
   /// A request as the server parsed it: header names lower-cased.
   public struct Request: Sendable {
+    /// The method, for example `GET`.
     public var method: String
+    /// The target's path, without the query.
     public var path: String
+    /// The query's items by name (an item without a value maps to the empty string).
     public var query: [String: String]
+    /// The header fields by lower-cased name.
     public var headers: [String: String]
   }
 
@@ -45,18 +49,23 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     /// last chunk.
     case chunkedCutShort(prefix: [UInt8])
 
+    /// A complete response of `text` as `application/json`, with `status`.
     public static func json(_ text: String, status: Int = 200) -> Reply {
       .respond(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
     }
 
+    /// A redirect to `location` (its `Location` header), with `status` and an empty body.
     public static func redirect(to location: String, status: Int = 302) -> Reply {
       .respond(status: status, headers: [("Location", location)], body: [])
     }
   }
 
+  /// What the server answers to each request, called on the connection's thread.
   public typealias Handler = @Sendable (Request) -> Reply
 
+  /// The loopback address the server listens on.
   public let host: String
+  /// The ephemeral port the system assigned.
   public let port: UInt16
   private let socket: Int32
   private let handler: Handler
@@ -72,7 +81,9 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
   /// had arrived and when the server saw the close. Timing a client's timeout or cancellation by
   /// these instants measures the client, not how long the awaiting test task waited for a thread.
   public struct HangUp: Sendable {
+    /// When the client's request had arrived.
     public var requestArrived: ContinuousClock.Instant
+    /// When the server saw the client close the connection.
     public var hungUp: ContinuousClock.Instant
   }
 

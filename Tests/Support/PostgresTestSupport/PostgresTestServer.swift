@@ -235,7 +235,9 @@ public final class PostgresTestServer: Sendable {
 
 /// The server could not be set up.
 public struct ServerFailure: Error, CustomStringConvertible {
+  /// What failed: the missing server or user, or a tool's status, output and the server log's tail.
   public var description: String
+  /// Creates the failure with what failed.
   public init(_ description: String) { self.description = description }
 }
 

@@ -16,6 +16,7 @@ public struct ChildRun: Sendable, CustomStringConvertible {
   /// Whether the child died of a signal.
   public var crashed: Bool { signal != nil }
 
+  /// How it ended (`exit 0`, `killed by signal 6`), then the first 2,000 characters of each output.
   public var description: String {
     (signal.map { "killed by signal \($0)" } ?? "exit \(status)")
       + "\nstdout: \(stdout.prefix(2_000))\nstderr: \(stderr.prefix(2_000))"
@@ -27,7 +28,14 @@ public struct ChildRun: Sendable, CustomStringConvertible {
 ///
 /// The child inherits the environment without `EVENTLOG_DB` and `SUPABASE_ANON_KEY`, with
 /// `SWIFT_BACKTRACE=enable=no` (a crash ends it at once, without a backtracer), then `environment`.
-/// - Parameter directory: the working directory; a temporary one when `nil`.
+/// - Parameters:
+///   - executable: the program's path.
+///   - arguments: its arguments, without the program's name.
+///   - environment: variables to set over the inherited ones.
+///   - directory: the working directory; a temporary one when `nil`.
+///   - input: standard input's bytes; `/dev/null` when `nil`.
+/// - Returns: how the child ended, and what it wrote.
+/// - Throws: when the program cannot be started, or its output files cannot be made or read.
 public func runChild(
   _ executable: String, _ arguments: [String], environment: [String: String] = [:],
   in directory: String? = nil, input: Data? = nil

@@ -11,6 +11,7 @@ public final class SmallFileSystem: Sendable {
 
   /// Why the file system could not be mounted.
   public struct MountError: Error, CustomStringConvertible {
+    /// The size and mount point that failed, and `mount`'s standard error.
     public var description: String
   }
 

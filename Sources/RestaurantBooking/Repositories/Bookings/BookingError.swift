@@ -21,6 +21,7 @@ public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible, L
   /// The description: `LocalizedError`'s text is the same sentence.
   public var errorDescription: String? { description }
 
+  /// What is wrong, naming the field at fault when there is one: `field 'partySize': 0 is outside 1...20`.
   public var description: String {
     switch self {
     case .unknownRestaurant(let id):

@@ -39,6 +39,17 @@ public final class EventSourcedBookingRepository: BookingRepository {
     self.beforeAppend = beforeAppend
   }
 
+  /// Books a table: validates the booking, then appends ``BookingCreated`` to a new
+  /// `booking-<id>` stream, guarded by the catalog version its restaurant was found at.
+  /// - Parameters:
+  ///   - restaurantID: a restaurant of the catalog.
+  ///   - date: when the table is booked for; see ``BookingRules``.
+  ///   - partySize: guests, within ``BookingRules/partySizes``.
+  ///   - customerName: who books; not empty (surrounding white space is dropped).
+  ///   - notes: free text; empty notes are stored as `nil`.
+  /// - Returns: the stored booking, with its new ID and creation time.
+  /// - Throws: ``BookingError`` (``BookingError/catalogBusy(attempts:)`` after ``maximumAttempts``
+  ///   refreshes in between), or the event store's error.
   public func create(
     restaurantID: UUID, date: Date, partySize: Int, customerName: String, notes: String?
   ) async throws -> Booking {
@@ -81,6 +92,10 @@ public final class EventSourcedBookingRepository: BookingRepository {
     throw BookingError.catalogBusy(attempts: Self.maximumAttempts)
   }
 
+  /// Deletes the booking `id`: appends ``BookingDeleted`` to its stream, expecting its one event.
+  /// - Parameter id: the booking's ID.
+  /// - Throws: ``BookingError/unknownBooking(_:)`` or ``BookingError/alreadyDeleted(_:)`` (also
+  ///   when another deletion commits first), or the event store's error.
   public func delete(id: UUID) async throws {
     let stream = RestaurantBookingStreams.booking(id)
     switch try store.version(of: stream) {
@@ -107,6 +122,8 @@ public final class EventSourcedBookingRepository: BookingRepository {
     try store.read { try BookingQueries.booking(id: id, in: $0.projection(BookingQueries.projection)) }
   }
 
+  /// The bookings' changes from now on, read from the log as it is committed (by this process or
+  /// another); ends when the consumer stops iterating, throws when the log cannot be read.
   public func changes() -> AsyncThrowingStream<BookingChange, any Error> {
     store.changes { try BookingChange($0) }
   }

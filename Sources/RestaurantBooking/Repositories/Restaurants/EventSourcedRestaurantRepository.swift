@@ -72,6 +72,8 @@ public final class EventSourcedRestaurantRepository: RestaurantRepository {
     throw RestaurantSyncError.catalogChangedConcurrently(attempts: Self.maximumAttempts)
   }
 
+  /// The catalog's changes from now on, read from the log as it is committed (by this process or
+  /// another); ends when the consumer stops iterating, throws when the log cannot be read.
   public func changes() -> AsyncThrowingStream<RestaurantChange, any Error> {
     store.changes { try RestaurantChange($0) }
   }

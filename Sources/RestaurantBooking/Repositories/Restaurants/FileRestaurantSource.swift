@@ -14,6 +14,7 @@ public struct FileRestaurantSource: RestaurantSource {
     self.maximumBytes = maximumBytes
   }
 
+  /// `file:<path>`, or `stdin` for standard input.
   public var sourceDescription: String { path == "-" ? "stdin" : "file:\(path)" }
 
   /// Reads and validates the body.

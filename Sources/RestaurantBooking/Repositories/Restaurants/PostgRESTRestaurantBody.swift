@@ -11,6 +11,7 @@ enum PostgRESTRestaurantBody {
   ///   - data: the body.
   ///   - offset: the index in the snapshot of the body's first row (the page's offset).
   ///   - seen: the IDs of the snapshot so far and their row indexes; updated.
+  /// - Returns: the body's restaurants, in its order.
   /// - Throws: ``RestaurantSyncError/malformedPage(offset:reason:)``,
   ///   ``RestaurantSyncError/invalidRow(index:id:field:reason:)`` or
   ///   ``RestaurantSyncError/duplicateID(_:index:firstIndex:)``.

@@ -42,6 +42,7 @@ public struct RestaurantDiff: Sendable, Equatable {
   ///   - current: the catalog (IDs unique, any order).
   ///   - fetched: the complete snapshot; IDs are expected to be unique (the sources reject
   ///     duplicates); a repeated ID is counted once, at its first row.
+  /// - Returns: the restaurants added, updated and removed, and the number unchanged.
   /// - Complexity: O(n + m) time and O(n + m) memory for n restaurants and m rows.
   public static func compute(current: [Restaurant], fetched: [RemoteRestaurant]) -> RestaurantDiff {
     if isSortedByID(current.lazy.map(\.id)), isSortedByID(fetched.lazy.map(\.id)) {
@@ -131,6 +132,8 @@ public struct RestaurantDiff: Sendable, Equatable {
   ///   - source: where the snapshot came from, without credentials.
   ///   - fetchedAt: when it was fetched.
   ///   - metadata: the origin and the sync's correlation ID.
+  /// - Returns: the added, updated and removed restaurants' events, in that order, then the
+  ///   ``RestaurantsRefreshed``.
   /// - Throws: `EncodingError` when a payload cannot be encoded.
   /// - Complexity: O(k) for k changes.
   public func events(source: String, fetchedAt: Date, metadata: EventMetadata) throws -> [NewEvent] {

@@ -36,6 +36,7 @@ public enum RestaurantSyncError: Error, Equatable, Sendable, CustomStringConvert
   /// The description: `LocalizedError`'s text is the same sentence.
   public var errorDescription: String? { description }
 
+  /// What failed, naming the page, row and field concerned, without credentials.
   public var description: String {
     switch self {
     case .insecureURL(let url, let reason):

@@ -58,8 +58,10 @@ public struct SupabaseRestaurantSource: PagedRestaurantSource, CustomStringConve
     self.maximumRows = maximumRows
   }
 
+  /// The base URL without user, password, query or fragment.
   public var sourceDescription: String { Self.redacted(baseURL) }
 
+  /// `SupabaseRestaurantSource(<base URL>)`, without the key.
   public var description: String { "SupabaseRestaurantSource(\(sourceDescription))" }
 
   /// Shows no key to `dump` and debuggers.
