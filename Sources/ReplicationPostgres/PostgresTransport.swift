@@ -65,10 +65,9 @@ public final class PostgresTransport: ReplicationTransport {
           FROM eventlog.schema_info s
           """, purpose: "read the eventlog schema version")
         guard !rows.isEmpty else { return (0, nil) }
-        let clientsFrom = try rows.value(0, "clients_from").map { _ in
-          Int(try rows.integer(0, "clients_from", as: Int64.self))
-        }
-        return (Int(try rows.integer(0, "version", as: Int64.self)), clientsFrom)
+        let version = Int(try rows.integer(0, "version", as: Int64.self))
+        guard try rows.value(0, "clients_from") != nil else { return (version, nil) }
+        return (version, Int(try rows.integer(0, "clients_from", as: Int64.self)))
       }
     } catch let error as PostgresError where ["3F000", "42P01"].contains(error.sqlState ?? "") {
       throw ReplicationError.schemaMissing(server: server)

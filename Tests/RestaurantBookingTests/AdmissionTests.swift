@@ -65,7 +65,6 @@ struct AdmissionTests {
   func fastPathAgreesWithDecoding(seed: UInt64) throws {
     var random = SplitMix64(seed: seed)
     let names = ["Ada", "", " ", "\t\n", "\u{00A0}", "\u{200B}", "Zoë", "  x", "\u{3000}y"]
-    var checked = 0
     for _ in 0..<300 {
       let id = Bool.random(using: &random) ? Self.id : UUID()
       let stream =
@@ -93,9 +92,7 @@ struct AdmissionTests {
         sequence: 7, id: event.id, stream: stream, version: version, type: event.type,
         schemaVersion: event.schemaVersion, recordedAt: Date(), metadata: event.metadata, payload: payload)
       #expect(admission.verdict(for: damaged) == admission.decodedVerdict(for: damaged), "\(payload)")
-      checked += 1
     }
-    #expect(checked == 300)
   }
 
   @Test func bookingEventsBelongOnTheirOwnStream() throws {

@@ -16,6 +16,18 @@ struct EventLogSystem: BenchmarkSystem {
     return try EventStore(path: path, projections: RestaurantBookingSchema.projections, options: options)
   }
 
+  /// A replicator of `store` over libpq to `url`, connected and with the server's schema checked,
+  /// as `eventlog push` and `eventlog pull` do before they move any event.
+  static func checkedReplicator(
+    store: EventStore, url: String
+  ) async throws -> (Replicator, PostgresTransport) {
+    let transport = try PostgresTransport(url: url)
+    let replicator = Replicator(
+      store: store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated)
+    try await replicator.checkServer()
+    return (replicator, transport)
+  }
+
   /// The domain event of a fixture record, encoded by the library, and its stream.
   static func append(for record: MixedEventRecord) throws -> StreamAppend {
     let metadata = EventMetadata(origin: "bench")
@@ -216,11 +228,7 @@ struct EventLogSystem: BenchmarkSystem {
     case .replicatePush:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .eventlog) }
       let run = try ReplicationFixture.PushRun(fixture: fixture, directory: directory)
-      let transport = try PostgresTransport(url: run.url)
-      let replicator = Replicator(
-        store: run.store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated)
-      // As `eventlog push` does before it pushes: connect, and check the server's schema.
-      try await replicator.checkServer()
+      let (replicator, transport) = try await Self.checkedReplicator(store: run.store, url: run.url)
       let box = ReplicationBox()
       return PreparedRun(
         operations: size,
@@ -234,11 +242,7 @@ struct EventLogSystem: BenchmarkSystem {
     case .replicatePull:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .eventlog) }
       let run = try ReplicationFixture.PullRun(fixture: fixture, directory: directory)
-      let transport = try PostgresTransport(url: run.url)
-      let replicator = Replicator(
-        store: run.store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated)
-      // As `eventlog pull` does before it pulls: connect, and check the server's schema.
-      try await replicator.checkServer()
+      let (replicator, transport) = try await Self.checkedReplicator(store: run.store, url: run.url)
       let box = ReplicationBox()
       return PreparedRun(
         operations: size,

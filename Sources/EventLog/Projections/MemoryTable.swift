@@ -166,23 +166,26 @@ final class MemoryTable {
         garbage += slots[index].size
         slots[index].offset = offset
         slots[index].valueCount = UInt32(value.count)
-      case .vacant(var index):
-        if (count + 1) * 2 > capacity {
-          resize(to: capacity * 2)
-          guard case .vacant(let moved) = find(key, hash: hash) else { preconditionFailure("key appeared") }
-          index = moved
-        }
-        let offset = append(key, value)
-        slots[index] = Slot(
-          hash: hash, offset: offset, keyCount: UInt32(key.count), valueCount: UInt32(value.count))
-        count += 1
+      case .vacant(let index):
+        insert(value, forKey: key, hash: hash, at: index)
       }
     }
 
     mutating func insertValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) -> Bool {
       precondition(key.count <= Int(UInt32.max) && value.count <= Int(UInt32.max), "entry too large")
       let hash = MemoryTable.hash(key)
-      guard case .vacant(var index) = find(key, hash: hash) else { return false }
+      guard case .vacant(let index) = find(key, hash: hash) else { return false }
+      insert(value, forKey: key, hash: hash, at: index)
+      return true
+    }
+
+    /// Stores a new entry in the vacant slot `index` that `find` gave for `key` (another one
+    /// after growing the table, which moves every slot).
+    @inline(__always)
+    private mutating func insert(
+      _ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, hash: UInt64, at index: Int
+    ) {
+      var index = index
       if (count + 1) * 2 > capacity {
         resize(to: capacity * 2)
         guard case .vacant(let moved) = find(key, hash: hash) else { preconditionFailure("key appeared") }
@@ -192,7 +195,6 @@ final class MemoryTable {
       slots[index] = Slot(
         hash: hash, offset: offset, keyCount: UInt32(key.count), valueCount: UInt32(value.count))
       count += 1
-      return true
     }
 
     mutating func removeValue(forKey key: UnsafeRawBufferPointer) -> Bool {

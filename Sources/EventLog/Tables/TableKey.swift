@@ -68,6 +68,15 @@ public struct TableKey: Hashable, Sendable, Comparable, CustomStringConvertible 
     "0x" + bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
   }
 
+  /// The 64 bits a ``date(_:)`` part holds, big-endian: the seconds since 1970 as a `Double`'s bits,
+  /// every bit flipped for a negative value and the sign bit for a positive one, so that the bytes
+  /// sort as the dates do. For a key written by hand in scratch memory (a hook's fast path).
+  @inlinable
+  public static func sortableBits(of date: Date) -> UInt64 {
+    let bits = date.timeIntervalSince1970.bitPattern
+    return (bits & (1 << 63)) != 0 ? ~bits : bits | (1 << 63)
+  }
+
   /// The date of a ``date(_:)`` part's 8 bytes.
   public static func date(sortable bytes: UnsafeRawBufferPointer) -> Date {
     let sortable = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
@@ -162,11 +171,7 @@ public struct KeyBuilder: ~Copyable {
 
   /// A ``TableKey/date(_:)`` part.
   @inlinable
-  public mutating func date(_ value: Date) {
-    let bits = value.timeIntervalSince1970.bitPattern
-    // Negative doubles: flip every bit; positive ones: flip the sign bit. Then bytes sort as values.
-    uint((bits & (1 << 63)) != 0 ? ~bits : bits | (1 << 63))
-  }
+  public mutating func date(_ value: Date) { uint(TableKey.sortableBits(of: value)) }
 
   /// A ``TableKey/text(_:)`` part (without its final `0x00` when not `terminated`).
   public mutating func text(_ value: String, terminated: Bool = true) {

@@ -110,16 +110,13 @@ public struct BookingsProjection: Projection {
     return .applyHandlers
   }
 
-  /// Calls `body` with the `by-date` key of a booking: its date as ``KeyBuilder/date(_:)`` writes
-  /// it (the sortable bits, big-endian), then its ID; in place, with no array.
+  /// Calls `body` with the `by-date` key of a booking, as the index's `.date(\.date)` column and
+  /// the primary key make it (``TableKey/sortableBits(of:)`` big-endian, then the ID), in place.
   private static func withDateKey<R>(
     _ date: Date, id: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R
   ) throws -> R {
-    let bits = date.timeIntervalSince1970.bitPattern
     // (UInt64, uuid_t) is 24 contiguous bytes: uuid_t is aligned to a byte.
-    let key = (
-      ((bits & (1 << 63)) != 0 ? ~bits : bits | (1 << 63)).bigEndian, id.loadUnaligned(as: uuid_t.self)
-    )
+    let key = (TableKey.sortableBits(of: date).bigEndian, id.loadUnaligned(as: uuid_t.self))
     return try withUnsafeBytes(of: key) { try body($0) }
   }
 

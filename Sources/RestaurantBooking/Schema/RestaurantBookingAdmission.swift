@@ -67,13 +67,14 @@ public struct RestaurantBookingAdmission: EventAdmission {
   }
 
   /// ``blank(_:)`` of well-formed UTF-8 bytes: ASCII answered byte by byte, anything else by the
-  /// string.
+  /// trim.
   private static func blank(utf8 bytes: UnsafeRawBufferPointer) -> Bool {
     for byte in bytes {
       switch byte {
       case 0x09...0x0D, 0x20: continue
-      case 0x80...: return blank(String(decoding: bytes, as: UTF8.self))
-      default: return false
+      case 0x80...:
+        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+      default: return false  // a character that is not white space: not blank
       }
     }
     return true
@@ -102,14 +103,8 @@ public struct RestaurantBookingAdmission: EventAdmission {
   /// (`Docs/Benchmarks.md`, finding 6). Past ASCII the trim itself decides, since Foundation's set
   /// is not Unicode's White_Space (it trims U+200B, for one).
   static func blank(_ text: String) -> Bool {
-    for byte in text.utf8 {
-      switch byte {
-      case 0x09...0x0D, 0x20: continue
-      case 0x80...: return text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
-      default: return false  // a character that is not white space: not blank
-      }
-    }
-    return true
+    var text = text
+    return text.withUTF8 { blank(utf8: UnsafeRawBufferPointer($0)) }
   }
 
   /// The first rule `payload` (the decoded payload of `event`) breaks, or `nil`.
