@@ -125,9 +125,14 @@ struct HTTPClientTests {
       try await HTTPClient.get(
         HTTPRequest(url: server.baseURL, timeout: .seconds(30), usesEnvironmentProxy: false))
     }
-    try await Task.sleep(for: .milliseconds(200))
-    // Timed from the cancel: in the full suite the sleep above can itself wait many seconds for
-    // a cooperative thread (other tests block both), which says nothing about cancellation.
+    // Cancelled once the exchange is under way (the server holds the request): in the full suite
+    // the task can wait many seconds for a cooperative thread before it even connects, and a task
+    // cancelled before that never opens a connection to close.
+    let asked = ContinuousClock.now
+    while server.requests.isEmpty && ContinuousClock.now - asked < .seconds(30) {
+      try await Task.sleep(for: .milliseconds(20))
+    }
+    #expect(server.requests.count == 1)
     let cancelled = clock.now
     task.cancel()
     await #expect(throws: HTTPError.cancelled) { try await task.value }
