@@ -42,8 +42,7 @@ enum BenchmarkServer {
     }
   }
 
-  /// The parent's server, attached to from this child (one instance per process, so that the
-  /// names it makes, ``PostgresTestServer/uniqueName(_:)``, stay unique).
+  /// The parent's server, attached to from this child (one instance per process).
   static func attached() throws -> PostgresTestServer {
     try attachedServer.withLock { attached in
       if let attached { return attached }

@@ -50,7 +50,9 @@ public final class PostgresTestServer: Sendable {
   /// The port number in the socket's name (`.s.PGSQL.<port>`); nothing listens on TCP.
   public let port: Int
   private let binDirectory: String
-  private let names = Mutex(0)
+  /// The numbers of ``uniqueName(_:)``, one counter for the process: two instances on one server
+  /// (the shared one, and one attached to it by code under test) must not make the same name.
+  private static let names = Mutex(0)
 
   private static let sharedServer = Mutex<Result<PostgresTestServer, any Error>?>(nil)
 
@@ -158,9 +160,10 @@ public final class PostgresTestServer: Sendable {
     try connection.execute(sql, purpose: "set up the test server")
   }
 
-  /// A fresh name: `prefix` and a number unique in this server.
+  /// A fresh name: `prefix`, this process's ID and a number unique in the process, so unique on
+  /// the server whichever processes and instances make names on it.
   public func uniqueName(_ prefix: String) -> String {
-    let number = names.withLock { value -> Int in
+    let number = Self.names.withLock { value -> Int in
       value += 1
       return value
     }
