@@ -8,12 +8,15 @@ import Foundation
 /// field (`payload->>'customerName'`). A payload this build has no lossless JSON form for (an
 /// unknown type, an older schema version, a value whose JSON does not give back the same bytes)
 /// travels as `{"$binary": "<base64 of the stored bytes>"}`, and comes back as the same bytes.
-struct PayloadConversion: Sendable {
+package struct PayloadConversion: Sendable {
   /// The app's event types.
-  let registry: EventTypeRegistry
+  package let registry: EventTypeRegistry
+
+  /// A conversion with `registry`'s JSON forms.
+  package init(registry: EventTypeRegistry) { self.registry = registry }
 
   /// What a pulled payload becomes in this log.
-  enum Incoming: Sendable, Hashable {
+  package enum Incoming: Sendable, Hashable {
     /// The binary payload to store.
     case binary([UInt8])
     /// This build cannot store it, and why.
@@ -21,7 +24,7 @@ struct PayloadConversion: Sendable {
   }
 
   /// The JSON object the server stores for `event`'s payload.
-  func outgoing(_ event: RecordedEvent) -> [UInt8] {
+  package func outgoing(_ event: RecordedEvent) -> [UInt8] {
     if registry.schemaVersion(of: event.type) == event.schemaVersion,
       let json = try? registry.json(of: event),
       let back = try? registry.payload(fromJSON: json, type: event.type),
@@ -33,7 +36,7 @@ struct PayloadConversion: Sendable {
   }
 
   /// The payload to store for a pulled event.
-  func incoming(_ event: ServerEvent) -> Incoming {
+  package func incoming(_ event: ServerEvent) -> Incoming {
     if let bytes = Self.binary(inObject: event.payload) { return .binary(bytes) }
     guard registry.schemaVersion(of: event.type) == event.schemaVersion else {
       return .unconvertible(
@@ -47,13 +50,13 @@ struct PayloadConversion: Sendable {
   }
 
   /// `{"$binary":"<base64>"}`.
-  static func binaryObject(_ bytes: [UInt8]) -> [UInt8] {
+  package static func binaryObject(_ bytes: [UInt8]) -> [UInt8] {
     Array(#"{"$binary":""#.utf8) + Array(Data(bytes).base64EncodedString().utf8) + Array(#""}"#.utf8)
   }
 
   /// The bytes of a `{"$binary": "<base64>"}` object (as this build writes it, or as `jsonb`
   /// prints it back, with a space after the colon), or `nil` for any other JSON.
-  static func binary(inObject json: [UInt8]) -> [UInt8]? {
+  package static func binary(inObject json: [UInt8]) -> [UInt8]? {
     for prefix in [#"{"$binary":""#, #"{"$binary": ""#] {
       let head = Array(prefix.utf8)
       guard json.count >= head.count + 2, json.starts(with: head), json.suffix(2).elementsEqual(#""}"#.utf8)
