@@ -1,12 +1,17 @@
+import EventLog
 import Foundation
 import PostgresTestSupport
+import Replication
+import ReplicationPostgres
+import RestaurantBooking
 import TestKit
 import Testing
 
 @testable import EventLogBenchmarks
 
 /// `replicate.push` and `replicate.pull`: eventlog's `Replicator` and the hand-written libpq
-/// baseline, against a real PostgreSQL, store the same rows and report the same outcome.
+/// baseline, against a real PostgreSQL with server schema version 3, store the same JSON rows,
+/// marks and local state, and report the same outcome.
 @Suite("Benchmark replication workloads", .needsPostgres, .serialized)
 struct ReplicationBenchmarkTests {
   /// Not a multiple of the push batch (500) or the pull page (1000): the last batch and page are short.
@@ -21,9 +26,14 @@ struct ReplicationBenchmarkTests {
   func pushAgrees() async throws {
     let outcomes = try await outcomes(.replicatePush)
     let eventlog = try #require(outcomes.first?.1)
+    // Every payload in its JSON form, one mark under the device's key naming the last event,
+    // and locally the mark, an acknowledgement per event and the device key.
     #expect(
-      eventlog.hasPrefix("pushed=\(Self.size) serverEvents=\(Self.size) mark=\(Self.size) fingerprint="))
-    #expect(eventlog.hasSuffix(" localMark=\(Self.size)"))
+      eventlog.hasPrefix(
+        "pushed=\(Self.size) serverEvents=\(Self.size) owned=\(Self.size) binary=0 owners=1 marks=1 "
+          + "mark=\(Self.size) markLast=\(Self.size)/"))
+    #expect(eventlog.contains(" fingerprint="))
+    #expect(eventlog.contains(" localMark=\(Self.size) stateEntries=\(Self.size + 2) state="))
     for (system, outcome) in outcomes { #expect(outcome == eventlog, "\(system.rawValue)") }
   }
 
@@ -31,12 +41,42 @@ struct ReplicationBenchmarkTests {
   func pullAgrees() async throws {
     let outcomes = try await outcomes(.replicatePull)
     let eventlog = try #require(outcomes.first?.1)
-    #expect(
-      eventlog.hasPrefix(
-        "pulled=\(Self.size) events=\(Self.size) cursor=\(Self.size) restaurants=0 bookings=\(Self.size) fingerprint="
-      ))
+    #expect(eventlog.hasPrefix("pulled=\(Self.size) events=\(Self.size) cursor=\(Self.size) cursorEvent="))
+    #expect(eventlog.contains(" restaurants=0 bookings=\(Self.size) fingerprint="))
+    // The cursor, and where each event came from.
     #expect(eventlog.contains(" log="))
+    #expect(eventlog.contains(" stateEntries=\(Self.size + 1) state="))
+    #expect(!eventlog.contains("cursorEvent=-"))
     for (system, outcome) in outcomes { #expect(outcome == eventlog, "\(system.rawValue)") }
+  }
+
+  @Test("the push outcome tells payloads kept as $binary from their JSON form")
+  func binaryPayloadsDiffer() async throws {
+    let dir = TemporaryDirectory("benchmark-replication")
+    let fixture = dir.path("fixture")
+    try await ReplicationFixture.build(.replicatePush, size: 100, at: fixture)
+    var outcomes: [String] = []
+    for (index, eventTypes) in [RestaurantBookingSchema.eventTypes, EventTypeRegistry()].enumerated() {
+      let run = try ReplicationFixture.PushRun(fixture: fixture, directory: dir.path("run\(index)"))
+      let transport = try PostgresTransport(url: run.url)
+      let summary = try await Replicator(
+        store: run.store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated,
+        eventTypes: eventTypes
+      ).push()
+      transport.close()
+      outcomes.append(try run.finish(stored: summary.pushed))
+    }
+    let fields = outcomes.map { outcome in
+      Dictionary(
+        outcome.split(separator: " ").compactMap { field -> (String, String)? in
+          let parts = field.split(separator: "=", maxSplits: 1)
+          return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        }, uniquingKeysWith: { first, _ in first })
+    }
+    #expect(fields[0]["binary"] == "0")
+    #expect(fields[1]["binary"] == "100")
+    #expect(fields[0]["fingerprint"] != fields[1]["fingerprint"])
+    #expect(fields[0]["mark"] == fields[1]["mark"])
   }
 
   @Test("a run's server backends are found and their CPU time is counted")

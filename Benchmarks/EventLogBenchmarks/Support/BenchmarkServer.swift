@@ -2,6 +2,7 @@ import Foundation
 import Postgres
 import PostgresTestSupport
 import ReplicationPostgres
+import RestaurantBooking
 import Synchronization
 
 /// The throwaway PostgreSQL server of the replicate workloads: PostgresTestSupport's
@@ -81,10 +82,22 @@ enum BenchmarkServer {
 }
 
 /// A database of the benchmark's server with the eventlog schema (``ServerSchema/initialize``,
-/// run by the database's owner, as `eventlog remote init` is), used by one role.
+/// run by the database's owner with the domain's replicated stream prefixes, as `eventlog remote
+/// init` is), used by one customer role.
+///
+/// `eventlog` connects as the customer, as a device does: the tables are out of its reach, and
+/// the functions of `eventlog_api` derive its owner key (`role:<OID>`). `libpq-raw` connects as
+/// the database's owner, who owns the tables (the only role besides a superuser that can write
+/// them under schema version 3), and names the customer's owner key (``ownerKey``) itself.
 struct ReplicationDatabase: Codable, Sendable {
   var database: String
+  /// The customer: the role `eventlog` connects as.
   var role: BenchmarkServer.Role
+  /// The database's owner, who ran `remote init` and owns the tables: the role `libpq-raw`
+  /// connects as.
+  var owner: BenchmarkServer.Role
+  /// The customer's owner key in `eventlog.events.owner`: `role:<its OID>`.
+  var ownerKey: String
 
   /// A fresh database, owned by a new role that initializes its schema; `role` will use it.
   static func create(
@@ -94,13 +107,25 @@ struct ReplicationDatabase: Codable, Sendable {
     let connection = try PostgresConnection(
       PostgresConfiguration(url: server.url(user: owner, password: password, database: database)))
     defer { connection.close() }
-    try ServerSchema.initialize(on: connection)
-    return ReplicationDatabase(database: database, role: role)
+    try ServerSchema.initialize(
+      on: connection, replicatedStreamPrefixes: RestaurantBookingSchema.replicatedStreamPrefixes)
+    let oid = try connection.query(
+      "SELECT oid::text AS oid FROM pg_catalog.pg_roles WHERE rolname = $1", [.text(role.name)],
+      purpose: "find the customer's role"
+    ).string(0, "oid")
+    return ReplicationDatabase(
+      database: database, role: role, owner: BenchmarkServer.Role(name: owner, password: password),
+      ownerKey: "role:" + oid)
   }
 
-  /// The URL the role connects with.
+  /// The URL the customer connects with.
   func url(on server: PostgresTestServer) -> String {
     server.url(user: role.name, password: role.password, database: database)
+  }
+
+  /// The URL the database's owner connects with.
+  func ownerURL(on server: PostgresTestServer) -> String {
+    server.url(user: owner.name, password: owner.password, database: database)
   }
 
   /// Runs `body` on a superuser connection to this database (which sees every owner's rows).
@@ -115,7 +140,7 @@ struct ReplicationDatabase: Codable, Sendable {
     try server.superuser("DROP DATABASE IF EXISTS \"\(database)\" WITH (FORCE)")
   }
 
-  /// The process IDs of the role's server backends on this database (its connections).
+  /// The process IDs of the customer's server backends on this database (its connections).
   func backends(on server: PostgresTestServer) throws -> [Int32] {
     let connection = try PostgresConnection(PostgresConfiguration(url: server.url()))
     defer { connection.close() }
@@ -142,21 +167,47 @@ struct ReplicationDatabase: Codable, Sendable {
     }
   }
 
-  /// What the server holds after a push, as one outcome line: `serverEvents=N mark=M
-  /// fingerprint=<md5>`, the MD5 (by the server) of every column of every event but
-  /// `stored_at` and `owner`, in position order, and the device's mark.
-  func pushOutcome(on server: PostgresTestServer) throws -> String {
+  /// What the server holds after a push of `device` (whose secret key is `deviceKey`), as one
+  /// outcome line:
+  ///
+  /// - `serverEvents=` every event the server holds, `owned=` those under the customer's owner
+  ///   key, `binary=` those whose payload is `{"$binary": …}` (no JSON form: 0 when the pusher
+  ///   converted every payload), `owners=` the customer's rows of `eventlog.owners`;
+  /// - `marks=` the rows of `eventlog.device_marks`, `mark=` the pushed mark kept for the
+  ///   customer's device under the SHA-256 of its key, `markLast=` the last sequence and event ID
+  ///   that mark acknowledges;
+  /// - `fingerprint=` the server's MD5 of every column of every event but the owner and
+  ///   `stored_at` (position, ID, origin device and sequence, stream, type, schema version, the
+  ///   MD5 of the payload's `jsonb` text, the metadata's, recorded-at to the microsecond), in
+  ///   position order.
+  func pushOutcome(on server: PostgresTestServer, device: UUID, deviceKey: String) throws -> String {
     try asSuperuser(on: server) { connection in
-      let rows = try connection.query(
+      let events = try connection.query(
         """
-        SELECT count(*) AS n, coalesce(md5(string_agg(concat_ws('|', position, id, origin_device, origin_sequence,
-            stream, type, schema_version, md5(payload), metadata::text,
-            (extract(epoch FROM recorded_at) * 1000000)::bigint), ',' ORDER BY position)), '-') AS hash,
-          (SELECT coalesce(max(pushed_through), 0) FROM eventlog.devices) AS mark
+        SELECT count(*) AS n, count(*) FILTER (WHERE owner = $1) AS owned,
+          count(*) FILTER (WHERE payload ? '$binary') AS binary,
+          (SELECT count(*) FROM eventlog.owners o WHERE o.owner = $1) AS owners,
+          coalesce(md5(string_agg(concat_ws('|', position, id, origin_device, origin_sequence,
+            stream, type, schema_version, md5(payload::text), metadata::text,
+            (extract(epoch FROM recorded_at) * 1000000)::bigint), ',' ORDER BY position)), '-') AS hash
         FROM eventlog.events
-        """, purpose: "fingerprint the pushed events")
-      return "serverEvents=\(try rows.string(0, "n")) mark=\(try rows.string(0, "mark")) "
-        + "fingerprint=\(try rows.string(0, "hash"))"
+        """, [.text(ownerKey)], purpose: "fingerprint the pushed events")
+      let marks = try connection.query(
+        """
+        SELECT count(*) AS n, coalesce(max(pushed_through) FILTER (WHERE mine), 0) AS mark,
+          coalesce(max(last_sequence) FILTER (WHERE mine)::text, '-') AS last_sequence,
+          coalesce(max(last_id::text) FILTER (WHERE mine), '-') AS last_id
+        FROM (
+          SELECT d.*, d.owner = $1 AND d.device = $2
+            AND d.key_hash = sha256(convert_to($3, 'UTF8')) AS mine
+          FROM eventlog.device_marks d
+        ) d
+        """, [.text(ownerKey), .uuid(device), .text(deviceKey)], purpose: "read the device marks")
+      return "serverEvents=\(try events.string(0, "n")) owned=\(try events.string(0, "owned")) "
+        + "binary=\(try events.string(0, "binary")) owners=\(try events.string(0, "owners")) "
+        + "marks=\(try marks.string(0, "n")) mark=\(try marks.string(0, "mark")) "
+        + "markLast=\(try marks.string(0, "last_sequence"))/\(try marks.string(0, "last_id")) "
+        + "fingerprint=\(try events.string(0, "hash"))"
     }
   }
 }

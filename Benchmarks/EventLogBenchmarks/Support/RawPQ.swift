@@ -24,6 +24,9 @@ final class RawPQConnection {
 
   deinit { PQfinish(connection) }
 
+  /// The process ID of the server backend serving this connection.
+  var backendPID: Int32 { PQbackendPID(connection) }
+
   /// Runs a statement without parameters and fails unless it succeeded.
   func execute(_ sql: String) throws {
     try check(PQexec(connection, sql), sql).clear()
@@ -110,6 +113,16 @@ struct RawPQResult {
     return UUID(uuid: value.loadUnaligned(as: uuid_t.self))
   }
 
+  /// The JSON text of a `jsonb` value in binary form (its format version 1, then the text as
+  /// `jsonb` prints it), valid until ``clear()``.
+  func jsonb(_ row: Int, _ column: Int) throws -> UnsafeRawBufferPointer {
+    let value = bytes(row, column)
+    guard value.first == 1 else {
+      throw RawPQConnection.Failure(description: "row \(row + 1), column \(column + 1): not jsonb version 1")
+    }
+    return UnsafeRawBufferPointer(rebasing: value.dropFirst())
+  }
+
   /// A `text` value (UTF-8), or `nil` for `NULL`.
   func text(_ row: Int, _ column: Int) -> String? {
     isNull(row, column) ? nil : String(decoding: bytes(row, column), as: UTF8.self)
@@ -126,7 +139,6 @@ struct BinaryParameters {
     static let int8: UInt32 = 20
     static let int4: UInt32 = 23
     static let text: UInt32 = 25
-    static let bytea: UInt32 = 17
     static let uuid: UInt32 = 2950
     static let jsonb: UInt32 = 3802
     static let timestamptz: UInt32 = 1184
@@ -171,17 +183,11 @@ struct BinaryParameters {
     end()
   }
 
-  mutating func bytea(_ value: [UInt8]) {
-    begin()
-    bytes.append(contentsOf: value)
-    end()
-  }
-
-  /// `jsonb`'s binary form: the format version 1, then the JSON text.
-  mutating func jsonb(_ json: String) {
+  /// `jsonb`'s binary form: the format version 1, then the JSON text (UTF-8).
+  mutating func jsonb(_ json: [UInt8]) {
     begin()
     bytes.append(1)
-    bytes.append(contentsOf: json.utf8)
+    bytes.append(contentsOf: json)
     end()
   }
 

@@ -16,14 +16,16 @@ struct EventLogSystem: BenchmarkSystem {
     return try EventStore(path: path, projections: RestaurantBookingSchema.projections, options: options)
   }
 
-  /// A replicator of `store` over libpq to `url`, connected and with the server's schema checked,
-  /// as `eventlog push` and `eventlog pull` do before they move any event.
+  /// A replicator of `store` over libpq to `url`, with the domain's event types (payloads travel
+  /// as their JSON), connected and with the server's schema checked, as `eventlog push` and
+  /// `eventlog pull` do before they move any event.
   static func checkedReplicator(
     store: EventStore, url: String
   ) async throws -> (Replicator, PostgresTransport) {
     let transport = try PostgresTransport(url: url)
     let replicator = Replicator(
-      store: store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated)
+      store: store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated,
+      eventTypes: RestaurantBookingSchema.eventTypes)
     try await replicator.checkServer()
     return (replicator, transport)
   }

@@ -5,17 +5,33 @@ import RestaurantBooking
 
 /// `libpq-raw`: hand-written libpq (``RawPQConnection``: prepared statements, binary parameters
 /// and results) doing the rows of the replicate workloads, with the same local work as
-/// `eventlog`'s `Replicator`, so that the comparison is about the transport.
+/// `eventlog`'s `Replicator`, so that the comparison is about the transport: the same JSON rows
+/// (payloads converted by the same ``PayloadConversion`` with the domain's event types), the same
+/// device mark, the same local state.
 ///
-/// - Push: reads the outbox from the same local log (`EventStore.events(from:limit:)`, replicated
-///   streams, not pulled), in batches of ``ReplicationOptions/pushBatchSize`` (500); each batch
-///   is one server transaction of one multi-row `INSERT` into `eventlog.events`, at positions
-///   the client assigns after the owner's head it read once, and the upsert of the device's mark
-///   into `eventlog.devices`; then the local pushed mark, as `Replicator` writes it. It checks no
-///   idempotency (a duplicate ID fails the insert), sends no notification and reads no row back.
+/// Under server schema version 3 a client role has no table privilege, so the baseline connects
+/// as the **database's owner** (who owns the tables) and writes and reads the customer's rows by
+/// naming its owner key (``ReplicationDatabase/ownerKey``). It so bypasses everything the
+/// functions check: the owner's derivation from the session, the bounds of every column, the
+/// replicated streams, the lookup of IDs already stored (idempotency), the outcome per event, the
+/// notification, and on a pull the check of the event at the cursor and the page's byte budget.
+/// A device could never do this; it is the floor of what the same rows cost through libpq.
+///
+/// - Push: reads the server's mark of the device under its key, trusts it as `Replicator` does,
+///   then reads the outbox from the same local log (`EventStore.events(from:limit:)`, replicated
+///   streams, not pulled) in batches of ``ReplicationOptions/pushBatchSize`` (500); each batch's
+///   payloads are converted to JSON, then one server transaction: the owner's row locked (the
+///   owner's turn, as `eventlog.push_events` takes it) with its last position, one multi-row
+///   `INSERT` of `jsonb` payloads and metadata at the positions after it, the upsert of the
+///   device's mark in `eventlog.device_marks` (keyed by the SHA-256 of the device's key, naming
+///   the batch's last event); then locally, in one durable commit, the pushed mark and an
+///   acknowledgement per stored event, as `Replicator` writes them.
 /// - Pull: `SELECT`s pages of ``ReplicationOptions/pullPageSize`` (1000) of the owner's events
-///   after the cursor, and stores each with `EventStore.ingest` with the same state changes as
-///   `Replicator` (the cursor, where each event came from) in one durable local transaction.
+///   after the cursor, converts each `jsonb` payload back to its binary form, and stores the page
+///   with `EventStore.ingest` with the same state changes as `Replicator` (the cursor with the
+///   event ID at it, where each event came from, a note for each event it cannot store) in one
+///   durable local transaction. It fetches and stores in turn (`Replicator` fetches the next page
+///   while it stores one).
 struct LibPQRawSystem: BenchmarkSystem {
   func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws {
     guard workload.needsServer else { throw UnsupportedWorkload(workload: workload, system: .libpqRaw) }
@@ -31,24 +47,29 @@ struct LibPQRawSystem: BenchmarkSystem {
     let options = ReplicationOptions()
     if workload == .replicatePush {
       let run = try ReplicationFixture.PushRun(fixture: fixture, directory: directory)
-      let pusher = try RawPusher(
-        connection: RawPQConnection(url: run.url), store: run.store, batchSize: options.pushBatchSize)
+      let connection = try RawPQConnection(url: run.ownerURL)
+      let pusher = RawPusher(
+        connection: connection, store: run.store, owner: run.database.ownerKey,
+        batchSize: options.pushBatchSize)
       let box = CountBox()
+      let backend = connection.backendPID
       return PreparedRun(
         operations: size,
         body: { box.count = try await pusher.push() },
         finish: { try run.finish(stored: box.count) },
-        externalCPUSeconds: try run.backendCPU())
+        externalCPUSeconds: { ReplicationDatabase.cpuSeconds(of: [backend]) })
     }
     let run = try ReplicationFixture.PullRun(fixture: fixture, directory: directory)
-    let puller = try RawPuller(
-      connection: RawPQConnection(url: run.url), store: run.store, pageSize: options.pullPageSize)
+    let connection = try RawPQConnection(url: run.ownerURL)
+    let puller = RawPuller(
+      connection: connection, store: run.store, owner: run.database.ownerKey, pageSize: options.pullPageSize)
     let box = CountBox()
+    let backend = connection.backendPID
     return PreparedRun(
       operations: size,
       body: { box.count = try await puller.pull() },
       finish: { "pulled=\(box.count) " + (try run.finish()) },
-      externalCPUSeconds: try run.backendCPU())
+      externalCPUSeconds: { ReplicationDatabase.cpuSeconds(of: [backend]) })
   }
 }
 
@@ -59,8 +80,10 @@ final class CountBox {
 /// Replication's state keys and values in the environment, as `Docs/OnDiskFormat.md` gives them
 /// (and `Replicator` writes them).
 enum RawReplicationState {
+  static let deviceKeyKey = Array("replication.device-key".utf8)
   static let pushedKey = Array("replication.pushed".utf8)
   static let cursorKey = Array("replication.cursor".utf8)
+  static let ackedPrefix = Array("replication.acked.".utf8)
   static let pulledPrefix = Array("replication.pulled.".utf8)
   static let unstorablePrefix = Array("replication.unstorable.".utf8)
 
@@ -70,9 +93,16 @@ enum RawReplicationState {
 
   static func encode(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.littleEndian, Array.init) }
 
-  static func decode(_ bytes: [UInt8]?) -> UInt64 {
-    guard let bytes, bytes.count == 8 else { return 0 }
+  static func decode(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+    guard bytes.count == 8 else { return 0 }
     return bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+  }
+
+  static func bytes(of id: UUID) -> [UInt8] { withUnsafeBytes(of: id.uuid, Array.init) }
+
+  /// An ID and a reason, as an unstorable event's entry holds them.
+  static func note(_ id: UUID, _ reason: String) -> [UInt8] {
+    bytes(of: id) + Array(reason.utf8.prefix(2_000))
   }
 }
 
@@ -80,21 +110,26 @@ enum RawReplicationState {
 final class RawPusher {
   let connection: RawPQConnection
   let store: EventStore
+  /// The customer's owner key, written into every row.
+  let owner: String
   let batchSize: Int
+  private let conversion = PayloadConversion(registry: RestaurantBookingSchema.eventTypes)
   private var prepared: Set<Int> = []
 
-  init(connection: RawPQConnection, store: EventStore, batchSize: Int) throws {
+  init(connection: RawPQConnection, store: EventStore, owner: String, batchSize: Int) {
     self.connection = connection
     self.store = store
+    self.owner = owner
     self.batchSize = batchSize
   }
 
   private static let columns =
-    "position, id, origin_device, origin_sequence, stream, type, schema_version, payload, metadata, recorded_at"
-  private static let types: [UInt32] = {
+    "owner, position, id, origin_device, origin_sequence, stream, type, schema_version, payload, metadata, recorded_at"
+  /// The types of one row's parameters (the owner, `$1`, is shared by every row).
+  private static let rowTypes: [UInt32] = {
     typealias OID = BinaryParameters.OID
     return [
-      OID.int8, OID.uuid, OID.uuid, OID.int8, OID.text, OID.text, OID.int4, OID.bytea, OID.jsonb,
+      OID.int8, OID.uuid, OID.uuid, OID.int8, OID.text, OID.text, OID.int4, OID.jsonb, OID.jsonb,
       OID.timestamptz,
     ]
   }()
@@ -103,15 +138,27 @@ final class RawPusher {
   private func insert(rows: Int) throws -> String {
     let name = "insert\(rows)"
     guard !prepared.contains(rows) else { return name }
-    let width = Self.types.count
+    let width = Self.rowTypes.count
     let values = (0..<rows).map { row in
-      "(" + (1...width).map { "$\(row * width + $0)" }.joined(separator: ",") + ")"
+      "($1," + (1...width).map { "$\(1 + row * width + $0)" }.joined(separator: ",") + ")"
     }
     try connection.prepare(
       name, "INSERT INTO eventlog.events (\(Self.columns)) VALUES " + values.joined(separator: ","),
-      types: Array(repeating: Self.types, count: rows).flatMap { $0 })
+      types: [BinaryParameters.OID.text] + Array(repeating: Self.rowTypes, count: rows).flatMap { $0 })
     prepared.insert(rows)
     return name
+  }
+
+  /// This device's secret key, as `Replicator` keeps it: made and stored on first use.
+  private func deviceKey() async throws -> String {
+    if let key = try store.stateValue(forKey: RawReplicationState.deviceKeyKey), key.count == 64 {
+      return String(decoding: key, as: UTF8.self)
+    }
+    var generator = SystemRandomNumberGenerator()
+    let key = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }
+      .joined()
+    try await store.updateState([.put(RawReplicationState.deviceKeyKey, Array(key.utf8))])
+    return key
   }
 
   /// Pushes the outbox; returns the events stored.
@@ -119,73 +166,152 @@ final class RawPusher {
     guard let device = store.deviceID else {
       throw RawPQConnection.Failure(description: "the local log has no device ID")
     }
+    let key = try await deviceKey()
     typealias OID = BinaryParameters.OID
     try connection.prepare(
-      "mark", "SELECT pushed_through FROM eventlog.devices WHERE owner = current_user::text AND device = $1",
-      types: [OID.uuid])
+      "mark",
+      """
+      SELECT pushed_through, last_sequence, last_id FROM eventlog.device_marks
+      WHERE owner = $1 AND device = $2 AND key_hash = pg_catalog.sha256(pg_catalog.convert_to($3, 'UTF8'))
+      """, types: [OID.text, OID.uuid, OID.text])
     try connection.prepare(
-      "head", "SELECT coalesce(max(position), 0) FROM eventlog.events WHERE owner = current_user::text",
-      types: [])
+      "owner", "INSERT INTO eventlog.owners (owner) VALUES ($1) ON CONFLICT (owner) DO NOTHING",
+      types: [OID.text])
+    try connection.prepare(
+      "turn",
+      """
+      SELECT (SELECT coalesce(max(e.position), 0) FROM eventlog.events e WHERE e.owner = o.owner)
+      FROM eventlog.owners o WHERE o.owner = $1 FOR UPDATE
+      """, types: [OID.text])
     try connection.prepare(
       "upsert",
       """
-      INSERT INTO eventlog.devices AS d (device, pushed_through) VALUES ($1, $2)
-      ON CONFLICT (owner, device) DO UPDATE
-      SET pushed_through = greatest(d.pushed_through, excluded.pushed_through), last_push_at = now()
-      """, types: [OID.uuid, OID.int8])
-    var parameters = BinaryParameters(capacity: batchSize * 400)
-    // The marks, as `Replicator` reads them: the local one, and the server's after a crash.
-    var mark = RawReplicationState.decode(try store.stateValue(forKey: RawReplicationState.pushedKey))
+      INSERT INTO eventlog.device_marks AS d (owner, device, key_hash, pushed_through, last_sequence, last_id)
+      VALUES ($1, $2, pg_catalog.sha256(pg_catalog.convert_to($3, 'UTF8')), $4, $5, $6)
+      ON CONFLICT (owner, device, key_hash) DO UPDATE
+      SET pushed_through = excluded.pushed_through, last_sequence = excluded.last_sequence,
+        last_id = excluded.last_id, updated_at = pg_catalog.now()
+      """, types: [OID.text, OID.uuid, OID.text, OID.int8, OID.int8, OID.uuid])
+    var parameters = BinaryParameters(capacity: batchSize * 500)
+
+    // The marks, as `Replicator` reads them: the server's is trusted when this log holds, at the
+    // sequence it names, the event it acknowledged; else the whole outbox goes (0).
+    let localMark = RawReplicationState.decode(
+      try store.stateValue(forKey: RawReplicationState.pushedKey)?[...] ?? [])
+    parameters.text(owner)
     parameters.uuid(device)
+    parameters.text(key)
     let marks = try connection.run("mark", parameters)
-    let serverMark = marks.rows > 0 ? UInt64(clamping: try marks.integer(0, 0)) : 0
+    var mark: UInt64 = 0
+    if marks.rows > 0, !marks.isNull(0, 1), !marks.isNull(0, 2) {
+      let through = UInt64(clamping: try marks.integer(0, 0))
+      let sequence = UInt64(clamping: try marks.integer(0, 1))
+      let id = try marks.uuid(0, 2)
+      if sequence <= through, try store.event(at: sequence)?.id == id { mark = through }
+    }
     marks.clear()
-    let head = try store.head()
-    if serverMark > mark && serverMark <= head { mark = serverMark }
+    if mark != localMark {
+      var changes: [StateChange] = [.put(RawReplicationState.pushedKey, RawReplicationState.encode(mark))]
+      if mark < localMark {
+        for entry in try store.stateEntries(withPrefix: RawReplicationState.ackedPrefix) {
+          changes.append(.delete(entry.key))
+        }
+      }
+      try await store.updateState(changes)
+    }
     parameters.removeAll()
-    let heads = try connection.run("head", parameters)
-    var position = try heads.integer(0, 0)
-    heads.clear()
+    parameters.text(owner)
+    try connection.run("owner", parameters).clear()
 
     var stored = 0
     var through = mark
+    var payloads: [[UInt8]] = []
+    var metadata: [UInt8] = []
     while true {
-      let events = try store.events(from: through + 1, limit: batchSize)
-      guard let last = events.last else { break }
-      let pulled = try pulledSequences(from: through + 1, through: last.sequence)
-      let batch = events.filter {
-        RestaurantBookingSchema.isReplicated($0.stream) && !pulled.contains($0.sequence)
-      }
-      through = last.sequence
-      if !batch.isEmpty {
-        parameters.removeAll()
-        for event in batch {
-          position += 1
-          parameters.int8(position)
-          parameters.uuid(event.id)
-          parameters.uuid(device)
-          parameters.int8(Int64(event.sequence))
-          parameters.text(event.stream.rawValue)
-          parameters.text(event.type)
-          parameters.int4(Int32(event.schemaVersion))
-          parameters.bytea(event.payload)
-          parameters.jsonb(Self.json(event.metadata))
-          parameters.timestamptz(microsecondsSince1970: event.recordedAt.microsecondsSince1970)
+      let (batch, last) = try collect(after: through)
+      guard !batch.isEmpty else {
+        if last > through {
+          try await store.updateState([.put(RawReplicationState.pushedKey, RawReplicationState.encode(last))])
         }
-        let name = try insert(rows: batch.count)
-        try connection.execute("BEGIN")
-        let inserted = try connection.run(name, parameters)
-        stored += inserted.affectedRows
-        inserted.clear()
-        parameters.removeAll()
-        parameters.uuid(device)
-        parameters.int8(Int64(through))
-        try connection.run("upsert", parameters).clear()
-        try connection.execute("COMMIT")
+        break
       }
-      try await store.updateState([.put(RawReplicationState.pushedKey, RawReplicationState.encode(through))])
+      through = last
+      payloads.removeAll(keepingCapacity: true)
+      for event in batch { payloads.append(conversion.outgoing(event)) }
+
+      try connection.execute("BEGIN")
+      parameters.removeAll()
+      parameters.text(owner)
+      let turn = try connection.run("turn", parameters)
+      guard turn.rows == 1 else {
+        turn.clear()
+        throw RawPQConnection.Failure(description: "the owner's row is missing")
+      }
+      let head = try turn.integer(0, 0)
+      turn.clear()
+      parameters.removeAll()
+      parameters.text(owner)
+      for (index, event) in batch.enumerated() {
+        parameters.int8(head + 1 + Int64(index))
+        parameters.uuid(event.id)
+        parameters.uuid(device)
+        parameters.int8(Int64(event.sequence))
+        parameters.text(event.stream.rawValue)
+        parameters.text(event.type)
+        parameters.int4(Int32(event.schemaVersion))
+        parameters.jsonb(payloads[index])
+        Self.json(event.metadata, into: &metadata)
+        parameters.jsonb(metadata)
+        parameters.timestamptz(microsecondsSince1970: event.recordedAt.microsecondsSince1970)
+      }
+      let inserted = try connection.run(try insert(rows: batch.count), parameters)
+      stored += inserted.affectedRows
+      inserted.clear()
+      let lastEvent = batch[batch.count - 1]
+      parameters.removeAll()
+      parameters.text(owner)
+      parameters.uuid(device)
+      parameters.text(key)
+      parameters.int8(Int64(through))
+      parameters.int8(Int64(lastEvent.sequence))
+      parameters.uuid(lastEvent.id)
+      try connection.run("upsert", parameters).clear()
+      try connection.execute("COMMIT")
+
+      // As `Replicator` records a batch: an acknowledgement per stored event, and the mark.
+      var changes: [StateChange] = []
+      changes.reserveCapacity(batch.count + 1)
+      for (index, event) in batch.enumerated() {
+        changes.append(
+          .put(
+            RawReplicationState.key(RawReplicationState.ackedPrefix, UInt64(head + 1 + Int64(index))),
+            RawReplicationState.bytes(of: event.id)))
+      }
+      changes.append(.put(RawReplicationState.pushedKey, RawReplicationState.encode(through)))
+      try await store.updateState(changes)
     }
     return stored
+  }
+
+  /// The outbox events after `mark`, up to a batch, and the last local sequence looked at (as
+  /// `Replicator` collects a batch).
+  private func collect(after mark: UInt64) throws -> ([RecordedEvent], UInt64) {
+    var batch: [RecordedEvent] = []
+    var through = mark
+    while batch.count < batchSize {
+      let chunk = batchSize - batch.count
+      let events = try store.events(from: through + 1, limit: chunk)
+      guard let last = events.last else { break }
+      let pulled = try pulledSequences(from: through + 1, through: last.sequence)
+      for event in events {
+        if RestaurantBookingSchema.isReplicated(event.stream) && !pulled.contains(event.sequence) {
+          batch.append(event)
+        }
+        through = event.sequence
+      }
+      if events.count < chunk { break }
+    }
+    return (batch, through)
   }
 
   /// The sequences in `first...last` of events a pull brought (none in the fixture; read all the same).
@@ -203,27 +329,22 @@ final class RawPusher {
     return sequences
   }
 
-  /// The metadata as the JSON object `eventlog.push` stores (`jsonb` normalises its spelling).
-  static func json(_ metadata: EventMetadata) -> String {
-    var text = #"{"origin":"# + quoted(metadata.origin)
-    if let id = metadata.correlationID { text += #","correlationID":""# + id.uuidString.lowercased() + #"""# }
-    if let id = metadata.causationID { text += #","causationID":""# + id.uuidString.lowercased() + #"""# }
-    return text + "}"
-  }
-
-  static func quoted(_ text: String) -> String {
-    var result = "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": result += "\\\""
-      case "\\": result += "\\\\"
-      case _ where scalar.value < 0x20:
-        let hex = String(scalar.value, radix: 16)
-        result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-      default: result.unicodeScalars.append(scalar)
-      }
+  /// The metadata as the JSON object a push stores (`ReplicationWire`'s form), into `out`.
+  static func json(_ metadata: EventMetadata, into out: inout [UInt8]) {
+    out.removeAll(keepingCapacity: true)
+    out.append(contentsOf: #"{"origin":"#.utf8)
+    ReplicationWire.appendQuoted(metadata.origin, to: &out)
+    if let id = metadata.correlationID {
+      out.append(contentsOf: #","correlationID":""#.utf8)
+      ReplicationWire.appendUUID(id, to: &out)
+      out.append(UInt8(ascii: "\""))
     }
-    return result + "\""
+    if let id = metadata.causationID {
+      out.append(contentsOf: #","causationID":""#.utf8)
+      ReplicationWire.appendUUID(id, to: &out)
+      out.append(UInt8(ascii: "\""))
+    }
+    out.append(UInt8(ascii: "}"))
   }
 }
 
@@ -231,20 +352,16 @@ final class RawPusher {
 final class RawPuller {
   let connection: RawPQConnection
   let store: EventStore
+  /// The customer's owner key, whose rows it reads.
+  let owner: String
   let pageSize: Int
+  private let conversion = PayloadConversion(registry: RestaurantBookingSchema.eventTypes)
 
-  init(connection: RawPQConnection, store: EventStore, pageSize: Int) throws {
+  init(connection: RawPQConnection, store: EventStore, owner: String, pageSize: Int) {
     self.connection = connection
     self.store = store
+    self.owner = owner
     self.pageSize = pageSize
-  }
-
-  /// Where a pulled event came from, as the pull records it.
-  private struct Origin: Sendable {
-    var position: UInt64
-    var device: UUID
-    var sequence: UInt64
-    var id: UUID
   }
 
   /// Pulls every page; returns the events stored.
@@ -256,63 +373,87 @@ final class RawPuller {
       SELECT position, id, origin_device, origin_sequence, stream, type, schema_version, payload,
         metadata->>'correlationID', metadata->>'causationID', metadata->>'origin', recorded_at
       FROM eventlog.events
-      WHERE owner = current_user::text AND position > $1 AND position <= $1 + $2
+      WHERE owner = $1 AND position > $2 AND position <= $2 + $3
       ORDER BY position
-      """, types: [OID.int8, OID.int8])
-    var cursor = RawReplicationState.decode(try store.stateValue(forKey: RawReplicationState.cursorKey))
-    var parameters = BinaryParameters(capacity: 16)
+      """, types: [OID.text, OID.int8, OID.int8])
+    // The cursor as `Replicator` stores it: the position, then the ID of the event there.
+    var cursor = RawReplicationState.decode(
+      try store.stateValue(forKey: RawReplicationState.cursorKey)?.prefix(8) ?? [])
+    var parameters = BinaryParameters(capacity: 64)
     var stored = 0
     while true {
       parameters.removeAll()
+      parameters.text(owner)
       parameters.int8(Int64(cursor))
       parameters.int8(Int64(pageSize))
       let page = try connection.run("page", parameters)
+      let rows = page.rows
       var events: [IngestedEvent] = []
-      var origins: [Origin] = []
+      var sources: [ServerEvent] = []
+      var notes: [StateChange] = []
+      var last: (position: UInt64, id: UUID)?
       do {
         defer { page.clear() }
-        events.reserveCapacity(page.rows)
-        origins.reserveCapacity(page.rows)
-        for row in 0..<page.rows {
+        events.reserveCapacity(rows)
+        sources.reserveCapacity(rows)
+        for row in 0..<rows {
           guard let schemaVersion = UInt16(exactly: try page.integer(row, 6)),
             let stream = page.text(row, 4), let type = page.text(row, 5)
           else { throw RawPQConnection.Failure(description: "row \(row + 1) of a page is not an event") }
-          let payload = page.bytes(row, 7)
-          let metadata = EventMetadata(
-            correlationID: page.text(row, 8).flatMap(UUID.init(uuidString:)),
-            causationID: page.text(row, 9).flatMap(UUID.init(uuidString:)), origin: page.text(row, 10) ?? "")
-          let id = try page.uuid(row, 1)
-          events.append(
-            IngestedEvent(
-              stream: StreamID(stream),
-              event: NewEvent(
-                id: id, type: type, schemaVersion: schemaVersion, payload: Array(payload), metadata: metadata,
-                recordedAt: Date(
-                  microsecondsSince1970: try page.integer(row, 11)
-                    + BinaryParameters.postgresEpochMicroseconds))))
-          origins.append(
-            Origin(
-              position: UInt64(clamping: try page.integer(row, 0)), device: try page.uuid(row, 2),
-              sequence: UInt64(clamping: try page.integer(row, 3)), id: id))
+          let event = ServerEvent(
+            position: UInt64(clamping: try page.integer(row, 0)), id: try page.uuid(row, 1),
+            originDevice: try page.uuid(row, 2), originSequence: UInt64(clamping: try page.integer(row, 3)),
+            stream: StreamID(stream), type: type, schemaVersion: schemaVersion,
+            payload: Array(try page.jsonb(row, 7)),
+            metadata: EventMetadata(
+              correlationID: page.text(row, 8).flatMap(UUID.init(uuidString:)),
+              causationID: page.text(row, 9).flatMap(UUID.init(uuidString:)), origin: page.text(row, 10) ?? ""
+            ),
+            recordedAt: Date(
+              microsecondsSince1970: try page.integer(row, 11) + BinaryParameters.postgresEpochMicroseconds))
+          last = (event.position, event.id)
+          // As `Replicator` stores a page: an event it cannot store is noted and passed.
+          let unstorable: String
+          if !RestaurantBookingSchema.isReplicated(event.stream) {
+            unstorable = "the stream '\(event.stream)' is not replicated by this app"
+          } else {
+            switch conversion.incoming(event) {
+            case .binary(let payload):
+              events.append(
+                IngestedEvent(
+                  stream: event.stream,
+                  event: NewEvent(
+                    id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: payload,
+                    metadata: event.metadata, recordedAt: event.recordedAt)))
+              sources.append(event)
+              continue
+            case .unconvertible(let reason):
+              unstorable = reason
+            }
+          }
+          notes.append(
+            .put(
+              RawReplicationState.key(RawReplicationState.unstorablePrefix, event.position),
+              RawReplicationState.note(event.id, unstorable)))
         }
       }
-      guard let last = origins.last else { break }
-      let outcomes = try await store.ingest(events) { [origins] outcomes in
-        var changes: [StateChange] = [
-          .put(RawReplicationState.cursorKey, RawReplicationState.encode(last.position))
-        ]
-        for (origin, outcome) in zip(origins, outcomes) {
+      guard let last else { break }
+      let cursorValue = RawReplicationState.encode(last.position) + RawReplicationState.bytes(of: last.id)
+      let outcomes = try await store.ingest(events) { [notes, sources] outcomes in
+        var changes = notes
+        changes.append(.put(RawReplicationState.cursorKey, cursorValue))
+        for (event, outcome) in zip(sources, outcomes) {
           switch outcome {
           case .stored(let sequence), .skipped(let sequence, _, _):
-            var value = RawReplicationState.encode(origin.position)
-            withUnsafeBytes(of: origin.device.uuid) { value.append(contentsOf: $0) }
-            value += RawReplicationState.encode(origin.sequence)
+            var value = RawReplicationState.encode(event.position)
+            value += RawReplicationState.bytes(of: event.originDevice)
+            value += RawReplicationState.encode(event.originSequence)
             changes.append(.put(RawReplicationState.key(RawReplicationState.pulledPrefix, sequence), value))
           case .refused(let reason):
-            var value = withUnsafeBytes(of: origin.id.uuid, Array.init)
-            value += Array(reason.utf8.prefix(2_000))
             changes.append(
-              .put(RawReplicationState.key(RawReplicationState.unstorablePrefix, origin.position), value))
+              .put(
+                RawReplicationState.key(RawReplicationState.unstorablePrefix, event.position),
+                RawReplicationState.note(event.id, reason)))
           case .alreadyPresent:
             break
           }
@@ -327,7 +468,7 @@ final class RawPuller {
         }
       }
       cursor = last.position
-      if origins.count < pageSize { break }
+      if rows < pageSize { break }
     }
     return stored
   }

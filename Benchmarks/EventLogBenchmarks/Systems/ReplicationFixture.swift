@@ -12,15 +12,16 @@ import TestKit
 /// - `replicate.push` starts from a local log of N `BookingCreated` events (the append
 ///   workloads' records, version-7 IDs from ``FixtureIDs``), built once with the library; every
 ///   run works on a fresh copy of it (a push writes its mark) and pushes it into a fresh server
-///   database whose schema ``ServerSchema/initialize(on:migrations:)`` created, as its owner.
+///   database (``ReplicationDatabase/create(on:for:)``).
 /// - `replicate.pull` starts from a server database holding those N events, pushed once by
-///   ``Replicator/push(progress:onRetry:shouldStop:)`` from such a log; the fixture directory
-///   records the database and its role (``serverFile``). Every run pulls it into a fresh local
-///   log.
+///   ``Replicator/push(progress:onRetry:shouldStop:)`` with the domain's event types (so the
+///   server holds their JSON payloads, as a device's push leaves them) from such a log; the
+///   fixture directory records the database and its roles (``serverFile``). Every run pulls it
+///   into a fresh local log.
 ///
-/// Both connect as a customer role (neither a superuser nor the database's owner), so row-level
-/// security applies as it does for users. Local logs are durable during the runs, as users run
-/// them.
+/// `eventlog` connects as a customer role (neither a superuser nor the database's owner), as a
+/// device does; `libpq-raw` as the database's owner (``ReplicationDatabase``). Local logs are
+/// durable during the runs, as users run them.
 enum ReplicationFixture {
   /// The fixture's local log (`replicate.push`).
   static let localLog = "local"
@@ -51,7 +52,8 @@ enum ReplicationFixture {
     let transport = try PostgresTransport(url: database.url(on: server))
     defer { transport.close() }
     let summary = try await Replicator(
-      store: store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated
+      store: store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated,
+      eventTypes: RestaurantBookingSchema.eventTypes
     ).push()
     guard summary.pushed == size else {
       throw BenchmarkServer.Failure(
@@ -77,7 +79,10 @@ enum ReplicationFixture {
 
     var url: String { database.url(on: server) }
 
-    /// The CPU seconds of the role's server backends, found now (after the run's connection
+    /// The URL the database's owner connects with.
+    var ownerURL: String { database.ownerURL(on: server) }
+
+    /// The CPU seconds of the customer's server backends, found now (after the run's connection
     /// was made), read at each call.
     func backendCPU() throws -> () -> Double {
       let pids = try database.backends(on: server)
@@ -85,12 +90,21 @@ enum ReplicationFixture {
     }
 
     /// The outcome line after the push: the events the run stored, what the server holds
-    /// (``ReplicationDatabase/pushOutcome(on:)``) and the local pushed mark; then the database is
-    /// dropped.
+    /// (``ReplicationDatabase/pushOutcome(on:device:deviceKey:)``), the local pushed mark and
+    /// replication state (``stateOutcome(_:)``); then the database is dropped.
     func finish(stored: Int) throws -> String {
       let local = try LocalReplica(store: store, isReplicated: RestaurantBookingSchema.isReplicated)
         .pushedThrough()
-      let line = "pushed=\(stored) " + (try database.pushOutcome(on: server)) + " localMark=\(local)"
+      guard let device = store.deviceID,
+        let key = try store.stateValue(forKey: Array("replication.device-key".utf8))
+      else {
+        throw BenchmarkServer.Failure(description: "the pushed log has no device ID or no device key")
+      }
+      let line =
+        "pushed=\(stored) "
+        + (try database.pushOutcome(
+          on: server, device: device, deviceKey: String(decoding: key, as: UTF8.self)))
+        + " localMark=\(local) " + (try ReplicationFixture.stateOutcome(store))
       try database.drop(on: server)
       return line
     }
@@ -112,6 +126,9 @@ enum ReplicationFixture {
 
     var url: String { database.url(on: server) }
 
+    /// The URL the database's owner connects with.
+    var ownerURL: String { database.ownerURL(on: server) }
+
     /// As ``PushRun/backendCPU()``.
     func backendCPU() throws -> () -> Double {
       let pids = try database.backends(on: server)
@@ -122,11 +139,13 @@ enum ReplicationFixture {
     func finish() throws -> String { try ReplicationFixture.pullOutcome(store) }
   }
 
-  /// The outcome line of a local log after a pull: `events=N cursor=C restaurants=R bookings=B
-  /// fingerprint=<read models> log=<events>`. The read models' fingerprint is
-  /// ``ReadModelFingerprint``'s (the repositories' listings and lookups); `log` hashes every
-  /// event (sequence, ID, stream, version, type, schema version, payload, metadata, recorded-at)
-  /// with where the pull recorded it came from (server position, origin device and sequence).
+  /// The outcome line of a local log after a pull: `events=N cursor=C cursorEvent=<ID>
+  /// restaurants=R bookings=B fingerprint=<read models> log=<events> state=<replication state>`.
+  /// The cursor is the position and the event ID the pull recorded there; the read models'
+  /// fingerprint is ``ReadModelFingerprint``'s (the repositories' listings and lookups); `log`
+  /// hashes every event (sequence, ID, stream, version, type, schema version, payload, metadata,
+  /// recorded-at) with where the pull recorded it came from (server position, origin device and
+  /// sequence); `state` is ``stateOutcome(_:)``.
   static func pullOutcome(_ store: EventStore) throws -> String {
     let replica = LocalReplica(store: store, isReplicated: RestaurantBookingSchema.isReplicated)
     var hash = FNV1a64()
@@ -163,6 +182,26 @@ enum ReplicationFixture {
         bookingsByDate: BookingQueries.all(in: bookings), bookingCount: BookingQueries.count(in: bookings),
         booking: { try BookingQueries.booking(id: $0, in: bookings) })
     }
-    return "events=\(count) cursor=\(try replica.cursor()) \(models) log=\(hash.hex)"
+    let cursor = try replica.pullCursor()
+    return "events=\(count) cursor=\(cursor.position) "
+      + "cursorEvent=\(cursor.eventID.map { $0.uuidString.lowercased() } ?? "-") \(models) log=\(hash.hex) "
+      + (try stateOutcome(store))
+  }
+
+  /// `state=<FNV-1a>` of every replication state entry of `store` (`replication.` keys and
+  /// their values, in key order: marks, cursor, acknowledgements, where pulled events came
+  /// from, notes), the device's secret key by its length only (each run makes its own).
+  static func stateOutcome(_ store: EventStore) throws -> String {
+    let deviceKey = Array("replication.device-key".utf8)
+    var hash = FNV1a64()
+    var count: UInt64 = 0
+    for entry in try store.stateEntries(withPrefix: Array("replication.".utf8)) {
+      count += 1
+      hash.add(UInt64(entry.key.count))
+      hash.add(entry.key)
+      hash.add(UInt64(entry.value.count))
+      if entry.key != deviceKey { hash.add(entry.value) }
+    }
+    return "stateEntries=\(count) state=\(hash.hex)"
   }
 }
