@@ -55,10 +55,10 @@ public final class ReplayResult {
   }
 
   /// Folds events `throughSequence + 1 ... last` from `txn` in.
-  func advance(through last: UInt64, in txn: Transaction, schema: Schema) throws {
+  func advance(through last: UInt64, in txn: Transaction, schema: Schema, payloads: PayloadForms) throws {
     guard last > throughSequence else { return }
     eventCount += try ProjectionEngine.fold(
-      from: throughSequence + 1, through: last, in: txn, schema: schema, into: targets)
+      from: throughSequence + 1, through: last, in: txn, schema: schema, payloads: payloads, into: targets)
     throughSequence = last
   }
 }
@@ -109,6 +109,7 @@ extension EventStore {
     let pipeline = ReplayPipeline(depth: 2)
     let readerEnvironment = environment
     let schema = self.schema
+    let payloads = payloadForms
     Thread.detachNewThread {
       var next: UInt64 = 1
       while next <= last && !pipeline.isCancelled {
@@ -121,7 +122,8 @@ extension EventStore {
           try storage {
             try readerEnvironment.read { txn in
               ReplayChunk(
-                events: try ProjectionEngine.decode(from: from, through: end, in: txn, schema: schema),
+                events: try ProjectionEngine.decode(
+                  from: from, through: end, in: txn, schema: schema, payloads: payloads),
                 last: end)
             }
           }
@@ -164,7 +166,7 @@ extension EventStore {
     try storage {
       try environment.read { txn in
         let head = try WriteBatch.head(in: txn, events: schema.events)
-        try replay.advance(through: head, in: txn, schema: schema)
+        try replay.advance(through: head, in: txn, schema: schema, payloads: payloadForms)
         for projection in projections {
           let stored = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)
           let checkpoint = stored?.resolved(atHead: head)
@@ -205,7 +207,7 @@ extension EventStore {
         try environment.write { txn in
           let head = try WriteBatch.head(in: txn, events: schema.events)
           // A retried transaction (the map grew) finds the tail already folded: advance is idempotent.
-          try box.replay.advance(through: head, in: txn, schema: schema)
+          try box.replay.advance(through: head, in: txn, schema: schema, payloads: payloadForms)
           for projection in projections {
             guard let tables = box.replay.tables[projection.name],
               let databases = projectionDatabases[projection.name]

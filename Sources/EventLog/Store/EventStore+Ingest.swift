@@ -199,7 +199,8 @@ extension EventStore {
   /// (in the batch that follows) so that they are folded in their place in the log.
   /// - Returns: whether any event was readmitted.
   static func readmitSkipped(
-    in txn: WriteTransaction, schema: Schema, admission: any EventAdmission, projections: [any Projection]
+    in txn: WriteTransaction, schema: Schema, admission: any EventAdmission, payloads: PayloadForms,
+    projections: [any Projection]
   ) throws -> Bool {
     guard let skipped = schema.skipped else { return false }
     var readmitted: [UInt64] = []
@@ -210,7 +211,10 @@ extension EventStore {
         let event = try withUnsafeBytes(of: sequence) { key in
           try txn.withValue(forKey: key, in: schema.events) { try RecordCodec.decode($0, sequence: sequence) }
         }
-        if let event, admission.verdict(for: event).isAdmitted { readmitted.append(sequence) }
+        // A JSON payload is judged in binary, once this build's types or a layout convert it.
+        if let event, payloads.verdict(on: event, admission: admission, in: txn).verdict.isAdmitted {
+          readmitted.append(sequence)
+        }
         found = try cursor.move(.next)
       }
     }

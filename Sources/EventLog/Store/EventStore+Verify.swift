@@ -99,7 +99,7 @@ extension EventStore {
                 // An event the projections folded must keep the domain's rules (a log written
                 // before they were checked, or edited by hand, may hold one that does not).
                 if let admission, !skippedSequences.contains(sequence),
-                  let reason = admission.verdict(for: event).reason
+                  let reason = payloadForms.verdict(on: event, admission: admission, in: txn).verdict.reason
                 {
                   report(sequence, "the projections fold an event that breaks the domain's rules: \(reason)")
                 }

@@ -40,6 +40,13 @@ public final class EventStore: Sendable {
     /// folded), so this bounds its memory beyond the projections' own state.
     public var replayChunkSize = 2_048
 
+    /// The event types this build knows. The store converts a payload stored as JSON (an event
+    /// that arrived without a layout, ``PayloadEncoding/json``) into binary with them before its
+    /// admission and projections see it, and the format-4 upgrade learns their layouts from the
+    /// events stored before it (``RecordedLayout``). Empty by default: then only recorded layouts
+    /// convert JSON payloads.
+    public var eventTypes = EventTypeRegistry()
+
     /// Called (once per wait, on another thread) when an append, or the catch-up on open, has
     /// waited ``writeLockNoticeDelay`` for the write lock that another process holds; the
     /// append keeps waiting. `nil` (the default): wait silently.
@@ -71,6 +78,10 @@ public final class EventStore: Sendable {
   let projectionDatabases: [String: [String: Database]]
   let writer = Writer()
   let notifier = HeadNotifier()
+  /// The latest layout revisions read or written (``LayoutRecorder``).
+  let layoutCache = LayoutCache()
+  /// What converts stored JSON payloads for the projections and the admission.
+  let payloadForms: PayloadForms
 
   /// Opens (creating if needed) the event store at `path`.
   ///
@@ -113,6 +124,7 @@ public final class EventStore: Sendable {
     self.environment = environment
     let schema = try storage { try Schema(environment: environment) }
     self.schema = schema
+    payloadForms = PayloadForms(eventTypes: options.eventTypes, cache: layoutCache, layouts: schema.layouts)
     var databases: [String: [String: Database]] = [:]
     for projection in projections {
       var tables: [String: Database] = [:]
@@ -123,14 +135,18 @@ public final class EventStore: Sendable {
       databases[projection.name] = tables
     }
     self.projectionDatabases = databases
-    try Self.checkFormat(of: environment, schema: schema, path: path, readOnly: options.readOnly)
+    let upgrading = try Self.checkFormat(
+      of: environment, schema: schema, path: path, readOnly: options.readOnly)
     deviceID = try storage { try Self.deviceID(of: environment, schema: schema, creating: !options.readOnly) }
     if !options.readOnly {
       try storage {
         try environment.write { txn in
+          if let upgrading {
+            try Self.upgrade(from: upgrading, in: txn, schema: schema, payloads: payloadForms)
+          }
           if let admission {
             _ = try Self.readmitSkipped(
-              in: txn, schema: schema, admission: admission, projections: projections)
+              in: txn, schema: schema, admission: admission, payloads: payloadForms, projections: projections)
           }
           var batch = try WriteBatch(store: self, transaction: txn)
           try batch.finish()
@@ -161,9 +177,11 @@ public final class EventStore: Sendable {
 
   /// Checks the on-disk format version; writes it on a new environment and upgrades an older
   /// readable one (unless read-only).
+  /// - Returns: the format of an environment whose data the open must upgrade
+  ///   (``upgrade(from:in:schema:payloads:)``), or `nil`.
   private static func checkFormat(
     of environment: Environment, schema: Schema, path: String, readOnly: Bool
-  ) throws {
+  ) throws -> UInt32? {
     let key = Array("format".utf8)
     let stored = try storage {
       try environment.read { txn in
@@ -176,30 +194,42 @@ public final class EventStore: Sendable {
     }
     switch stored {
     case .some(.some(Schema.formatVersion)):
-      return
+      return nil
     case .some(.some(let found)) where Schema.readableFormats.contains(found):
       // An older format this build reads; the first writable open upgrades it (format 1 had only
       // explicit checkpoints, which format 2 reads as they are).
-      guard !readOnly else { return }
-      try writeFormat(key: key, environment: environment, schema: schema)
+      // Written by the open's first write transaction, with the upgrade, so that a crash cannot
+      // leave a new format without its upgrade.
+      return readOnly ? nil : found
     case .some(let found):
       throw EventStoreError.unsupportedFormat(path: path, found: found ?? 0, supported: Schema.formatVersion)
     case nil:
-      guard !readOnly else { return }
+      guard !readOnly else { return nil }
       try writeFormat(key: key, environment: environment, schema: schema)
+      return nil
     }
   }
 
   /// Stores this build's format version.
   private static func writeFormat(key: [UInt8], environment: Environment, schema: Schema) throws {
-    try storage {
-      try environment.write { txn in
-        var value = Schema.formatVersion.littleEndian
-        try key.withUnsafeBytes { k in
-          try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: schema.meta) }
-        }
-      }
+    try storage { try environment.write { txn in try writeFormat(in: txn, schema: schema) } }
+  }
+
+  /// Stores this build's format version in `txn`.
+  static func writeFormat(in txn: WriteTransaction, schema: Schema) throws {
+    var value = Schema.formatVersion.littleEndian
+    try Array("format".utf8).withUnsafeBytes { k in
+      try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: schema.meta) }
     }
+  }
+
+  /// The stored format version, read in `txn`.
+  static func storedFormat(in txn: Transaction, schema: Schema) throws -> UInt32? {
+    try Array("format".utf8).withUnsafeBytes { k in
+      try txn.withValue(forKey: k, in: schema.meta) { v -> UInt32? in
+        v.count == 4 ? UInt32(littleEndian: v.loadUnaligned(as: UInt32.self)) : nil
+      }
+    } ?? nil
   }
 
   /// Facts about the environment's storage.
