@@ -83,10 +83,10 @@ public struct RowReader {
   @inlinable
   public mutating func double() throws(RowError) -> Double { Double(bitPattern: try uint64()) }
 
-  /// A ``RowWriter/date(_:)``.
+  /// A ``RowWriter/date(_:)``: the identical `Date` that was written.
   @inlinable
   public mutating func date() throws(RowError) -> Date {
-    Date(timeIntervalSince1970: try double())
+    Date(timeIntervalSinceReferenceDate: try double())
   }
 
   /// A ``RowWriter/string(_:)``.
