@@ -58,7 +58,8 @@ struct PayloadLayoutTests {
   static func order(_ rng: inout SplitMix64) -> Order {
     func string() -> String {
       let alphabet = Array("ab\"\\/\n\t\u{1}é€😀 ")
-      return String((0..<Int.random(in: 0...6, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+      return String(
+        (0..<Int.random(in: 0...6, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
     }
     func maybe<T>(_ make: () -> T) -> T? { Bool.random(using: &rng) ? make() : nil }
     func address() -> Address {
@@ -72,7 +73,8 @@ struct PayloadLayoutTests {
         mood: maybe { Mood.allCases.randomElement(using: &rng)! })
     }
     return Order(
-      id: rng.uuid(), at: randomDate(&rng), note: maybe(string), mood: Mood.allCases.randomElement(using: &rng)!,
+      id: rng.uuid(), at: randomDate(&rng), note: maybe(string),
+      mood: Mood.allCases.randomElement(using: &rng)!,
       maybeMood: maybe { Mood.allCases.randomElement(using: &rng)! },
       level: Level.allCases.randomElement(using: &rng)!, address: address(), shipping: maybe(address),
       lines: (0..<Int.random(in: 0...3, using: &rng)).map { _ in line() },
@@ -83,8 +85,10 @@ struct PayloadLayoutTests {
       small: Int8.random(in: .min ... .max, using: &rng), wide: Int64.random(in: .min ... .max, using: &rng),
       unsigned: UInt.random(in: 0 ... .max, using: &rng), u8: UInt8.random(in: 0 ... .max, using: &rng),
       u32: UInt32.random(in: 0 ... .max, using: &rng), u64: UInt64.random(in: 0 ... .max, using: &rng),
-      ratio: randomDouble(&rng), half: Float(bitPattern: UInt32.random(in: 0 ... .max, using: &rng)).finiteOr(1.5),
-      yes: Bool.random(using: &rng), dates: (0..<Int.random(in: 0...2, using: &rng)).map { _ in randomDate(&rng) },
+      ratio: randomDouble(&rng),
+      half: Float(bitPattern: UInt32.random(in: 0 ... .max, using: &rng)).finiteOr(1.5),
+      yes: Bool.random(using: &rng),
+      dates: (0..<Int.random(in: 0...2, using: &rng)).map { _ in randomDate(&rng) },
       matrix: (0..<Int.random(in: 0...2, using: &rng)).map { _ in
         (0..<Int.random(in: 0...2, using: &rng)).map { _ in Int.random(in: -1000...1000, using: &rng) }
       })
@@ -94,9 +98,13 @@ struct PayloadLayoutTests {
   /// microseconds, and arbitrary bit patterns (`Date()` has sub-microsecond digits).
   static func randomDate(_ rng: inout SplitMix64) -> Date {
     switch Int.random(in: 0...3, using: &rng) {
-    case 0: return Date(timeIntervalSinceReferenceDate: Double(Int.random(in: -2_000_000_000...2_000_000_000, using: &rng)))
+    case 0:
+      return Date(
+        timeIntervalSinceReferenceDate: Double(Int.random(in: -2_000_000_000...2_000_000_000, using: &rng)))
     case 1:
-      return Date(microsecondsSince1970: Int64.random(in: -60_000_000_000_000_000...250_000_000_000_000_000, using: &rng))
+      return Date(
+        microsecondsSince1970: Int64.random(
+          in: -60_000_000_000_000_000...250_000_000_000_000_000, using: &rng))
     case 2: return Date(timeIntervalSinceReferenceDate: Double.random(in: -1e9...1e9, using: &rng))
     default:
       // Any bits in range: tiny, huge, negative, sub-nanosecond.
@@ -126,10 +134,14 @@ struct PayloadLayoutTests {
 
   @Test("payload dates: a microsecond date shows its microseconds, Date() shows what its Double holds")
   func exactDateText() throws {
-    #expect(ISO8601.exactString(from: Date(microsecondsSince1970: 1_800_000_000_123_456)) == "2027-01-15T08:00:00.123456Z")
+    #expect(
+      ISO8601.exactString(from: Date(microsecondsSince1970: 1_800_000_000_123_456))
+        == "2027-01-15T08:00:00.123456Z")
     #expect(ISO8601.exactString(from: Date(timeIntervalSinceReferenceDate: 0)) == "2001-01-01T00:00:00Z")
-    #expect(ISO8601.exactString(from: Date(timeIntervalSinceReferenceDate: -0.25)) == "2000-12-31T23:59:59.75Z")
-    #expect(ISO8601.exactString(from: Date(timeIntervalSinceReferenceDate: 1e-7)) == "2001-01-01T00:00:00.0000001Z")
+    #expect(
+      ISO8601.exactString(from: Date(timeIntervalSinceReferenceDate: -0.25)) == "2000-12-31T23:59:59.75Z")
+    #expect(
+      ISO8601.exactString(from: Date(timeIntervalSinceReferenceDate: 1e-7)) == "2001-01-01T00:00:00.0000001Z")
     #expect(
       ISO8601.exactString(from: Date(timeIntervalSinceReferenceDate: 815_000_000.123_456_7))
         == "2026-10-29T20:53:20.1234567Z")
@@ -205,7 +217,9 @@ struct PayloadLayoutTests {
     #expect(a.merged(with: a) == a)
     #expect(throws: PayloadLayoutError.self) { try PayloadLayout(observing: ["a": 1]) }
     struct Link: Encodable { var url: URL }
-    #expect(throws: PayloadLayoutError.self) { try PayloadLayout(observing: Link(url: URL(string: "https://x")!)) }
+    #expect(throws: PayloadLayoutError.self) {
+      try PayloadLayout(observing: Link(url: URL(string: "https://x")!))
+    }
   }
 
   @Test("an optional encoded as a value renders nil as null, as the registry does")
@@ -239,16 +253,24 @@ struct PayloadLayoutTests {
       try RecordedLayout(type: "Order", schemaVersion: 2, sequence: 9, exportedJSON: recorded.exportedJSON)
         == recorded)
     #expect(
-      String(decoding: try PayloadLayout(observing: Line(sku: UUID(), quantity: 1, mood: nil)).jsonText, as: UTF8.self)
-        == #"{"fields":[{"kind":"uuid","name":"sku"},{"kind":"uint16","name":"quantity"},{"kind":{"optional":null},"name":"mood"}]}"#)
-    for bad in [#"{"fields":[{"name":"a"}]}"#, #""float80""#, #"{"optional":1}"#, #"{"fields":[{"kind":"int","name":"a"},{"kind":"int","name":"a"}]}"#] {
+      String(
+        decoding: try PayloadLayout(observing: Line(sku: UUID(), quantity: 1, mood: nil)).jsonText,
+        as: UTF8.self)
+        == #"{"fields":[{"kind":"uuid","name":"sku"},{"kind":"uint16","name":"quantity"},{"kind":{"optional":null},"name":"mood"}]}"#
+    )
+    for bad in [
+      #"{"fields":[{"name":"a"}]}"#, #""float80""#, #"{"optional":1}"#,
+      #"{"fields":[{"kind":"int","name":"a"},{"kind":"int","name":"a"}]}"#,
+    ] {
       #expect(throws: (any Error).self) { try PayloadLayout(jsonText: Data(bad.utf8)) }
     }
   }
 
   // MARK: Lossless
 
-  @Test("binary → JSON → binary is identical, by the layout and by the registry, and both render the same JSON (seeded, 1,000 orders)")
+  @Test(
+    "binary → JSON → binary is identical, by the layout and by the registry, and both render the same JSON (seeded, 1,000 orders)"
+  )
   func lossless() throws {
     var rng = SplitMix64(seed: 0x04DE)
     var learned: PayloadLayout?
@@ -266,7 +288,9 @@ struct PayloadLayoutTests {
         schemaVersion: 1, recordedAt: Date(), metadata: EventMetadata(), payload: bytes)
       let registered = try #require(try registry.json(of: event))
       let byLayout = try layout.json(ofPayload: bytes)
-      #expect(byLayout == registered, "\(String(decoding: byLayout, as: UTF8.self))\n\(String(decoding: registered, as: UTF8.self))")
+      #expect(
+        byLayout == registered,
+        "\(String(decoding: byLayout, as: UTF8.self))\n\(String(decoding: registered, as: UTF8.self))")
       #expect(try layout.payload(fromJSON: byLayout) == bytes)
       #expect(try registry.payload(fromJSON: registered, type: Order.eventType).bytes == bytes)
     }

@@ -43,7 +43,8 @@ private final class JSONTreeEncoder: Encoder {
           date,
           EncodingError.Context(
             codingPath: codingPath,
-            debugDescription: "\(date.timeIntervalSinceReferenceDate) has no exact ISO 8601 text (\(ISO8601.exactRule))"
+            debugDescription:
+              "\(date.timeIntervalSinceReferenceDate) has no exact ISO 8601 text (\(ISO8601.exactRule))"
           ))
       }
       node.value = .string(text)

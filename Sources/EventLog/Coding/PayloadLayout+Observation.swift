@@ -203,19 +203,39 @@ private final class LayoutObserver: Encoder {
       observer.addField(key.stringValue, .optional(.unknown), nullWhenAbsent: true)
     }
     mutating func encode(_ value: Bool, forKey key: Key) throws { observer.addField(key.stringValue, .bool) }
-    mutating func encode(_ value: String, forKey key: Key) throws { observer.addField(key.stringValue, .string) }
-    mutating func encode(_ value: Double, forKey key: Key) throws { observer.addField(key.stringValue, .double) }
-    mutating func encode(_ value: Float, forKey key: Key) throws { observer.addField(key.stringValue, .float) }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+      observer.addField(key.stringValue, .string)
+    }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+      observer.addField(key.stringValue, .double)
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+      observer.addField(key.stringValue, .float)
+    }
     mutating func encode(_ value: Int, forKey key: Key) throws { observer.addField(key.stringValue, .int) }
     mutating func encode(_ value: Int8, forKey key: Key) throws { observer.addField(key.stringValue, .int8) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { observer.addField(key.stringValue, .int16) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { observer.addField(key.stringValue, .int32) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { observer.addField(key.stringValue, .int64) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws {
+      observer.addField(key.stringValue, .int16)
+    }
+    mutating func encode(_ value: Int32, forKey key: Key) throws {
+      observer.addField(key.stringValue, .int32)
+    }
+    mutating func encode(_ value: Int64, forKey key: Key) throws {
+      observer.addField(key.stringValue, .int64)
+    }
     mutating func encode(_ value: UInt, forKey key: Key) throws { observer.addField(key.stringValue, .uint) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { observer.addField(key.stringValue, .uint8) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { observer.addField(key.stringValue, .uint16) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { observer.addField(key.stringValue, .uint32) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { observer.addField(key.stringValue, .uint64) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws {
+      observer.addField(key.stringValue, .uint8)
+    }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws {
+      observer.addField(key.stringValue, .uint16)
+    }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws {
+      observer.addField(key.stringValue, .uint32)
+    }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws {
+      observer.addField(key.stringValue, .uint64)
+    }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
       let kind = try observer.kind(of: value, at: key)
@@ -380,7 +400,8 @@ private final class LayoutObserver: Encoder {
     for (name, child) in pending {
       try child.resolvePending()
       if let error = child.deferredError { throw error }
-      guard case .structure(var fields) = kind, let index = fields.firstIndex(where: { $0.name == name }) else {
+      guard case .structure(var fields) = kind, let index = fields.firstIndex(where: { $0.name == name })
+      else {
         continue
       }
       fields[index].kind = child.kind

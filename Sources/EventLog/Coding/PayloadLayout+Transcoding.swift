@@ -62,7 +62,9 @@ extension PayloadLayout.Kind {
     PayloadTranscodingError(path.isEmpty ? reason : "'\(path)': \(reason)")
   }
 
-  private static func join(_ path: String, _ name: String) -> String { path.isEmpty ? name : path + "." + name }
+  private static func join(_ path: String, _ name: String) -> String {
+    path.isEmpty ? name : path + "." + name
+  }
 
   // MARK: Skipping
 
@@ -122,7 +124,8 @@ extension PayloadLayout.Kind {
         throw Self.failure(path, "holds a value of a kind the layout does not know")
       case .bool: return JSONNode(.literal(try cursor.readBool() ? "true" : "false"))
       case .int, .int8, .int16, .int32, .int64: return JSONNode(.literal(String(try readSigned(&cursor))))
-      case .uint, .uint8, .uint16, .uint32, .uint64: return JSONNode(.literal(String(try readUnsigned(&cursor))))
+      case .uint, .uint8, .uint16, .uint32, .uint64:
+        return JSONNode(.literal(String(try readUnsigned(&cursor))))
       case .float:
         let value = try cursor.readFloat()
         guard value.isFinite else { throw Self.failure(path, "\(value) is not a JSON number") }
@@ -204,7 +207,8 @@ extension PayloadLayout.Kind {
       else { throw mismatch() }
       withUnsafeBytes(of: value.bitPattern.littleEndian) { output += $0 }
     case .double:
-      guard case .literal(let text) = node.value, Self.isNumber(text), let value = Double(text), value.isFinite
+      guard case .literal(let text) = node.value, Self.isNumber(text), let value = Double(text),
+        value.isFinite
       else { throw mismatch() }
       withUnsafeBytes(of: value.bitPattern.littleEndian) { output += $0 }
     case .string:
@@ -212,7 +216,9 @@ extension PayloadLayout.Kind {
       Self.writeUnsigned(UInt64(text.utf8.count), into: &output)
       output += text.utf8
     case .data:
-      guard case .string(let text) = node.value, let data = Data(base64Encoded: text) else { throw mismatch() }
+      guard case .string(let text) = node.value, let data = Data(base64Encoded: text) else {
+        throw mismatch()
+      }
       Self.writeUnsigned(UInt64(data.count), into: &output)
       output += data
     case .bytes:
@@ -220,7 +226,8 @@ extension PayloadLayout.Kind {
       Self.writeUnsigned(UInt64(items.count), into: &output)
       for (index, item) in items.enumerated() {
         guard case .literal(let text) = item.value, Self.isInteger(text), let byte = UInt8(text) else {
-          throw Self.failure(Self.join(path, String(index)), "expected a byte (0 to 255), found \(item.summary)")
+          throw Self.failure(
+            Self.join(path, String(index)), "expected a byte (0 to 255), found \(item.summary)")
         }
         output.append(byte)
       }
@@ -239,7 +246,9 @@ extension PayloadLayout.Kind {
       }
     case .array(let element):
       guard case .array(let items) = node.value else { throw mismatch() }
-      guard let count = UInt32(exactly: items.count) else { throw Self.failure(path, "has too many elements") }
+      guard let count = UInt32(exactly: items.count) else {
+        throw Self.failure(path, "has too many elements")
+      }
       withUnsafeBytes(of: count.littleEndian) { output += $0 }
       for (index, item) in items.enumerated() {
         try element.write(item, into: &output, path: Self.join(path, String(index)))
@@ -256,7 +265,8 @@ extension PayloadLayout.Kind {
           throw Self.failure(fieldPath, "is missing")
         }
       }
-      if members.count > fields.count || members.keys.contains(where: { name in !fields.contains { $0.name == name } })
+      if members.count > fields.count
+        || members.keys.contains(where: { name in !fields.contains { $0.name == name } })
       {
         let extra = members.keys.filter { name in !fields.contains { $0.name == name } }.sorted()
         throw Self.failure(path, "has keys the layout does not know: \(extra.joined(separator: ", "))")

@@ -211,7 +211,9 @@ extension PayloadLayout.Kind {
           else { throw fail("has a field without a 'name' string and a 'kind'") }
           var nullWhenAbsent = false
           if let null = field["null"] {
-            guard case .literal("true") = null.value else { throw fail("has a field whose 'null' is not true") }
+            guard case .literal("true") = null.value else {
+              throw fail("has a field whose 'null' is not true")
+            }
             nullWhenAbsent = true
           }
           guard field.count == (nullWhenAbsent ? 3 : 2) else { throw fail("has a field with unknown keys") }

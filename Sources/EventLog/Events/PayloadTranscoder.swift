@@ -34,10 +34,11 @@ public struct PayloadJSON: Sendable, Hashable {
 
 /// Why a JSON payload does not become an event.
 public struct PayloadConversionError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
-  /// What is wrong, naming the field.
+  /// What is wrong, naming the field, after "the payload": `does not fit BookingCreated: missing
+  /// field 'date'`, `is not JSON: …`.
   public var reason: String
-  /// The reason.
-  public var description: String { reason }
+  /// `the payload <reason>`.
+  public var description: String { "the payload \(reason)" }
   /// The description.
   public var errorDescription: String? { description }
 }
@@ -173,7 +174,7 @@ public struct PayloadTranscoder: Sendable {
     do {
       try StrictJSON.validate(json)
     } catch {
-      throw PayloadConversionError(reason: "the payload is not JSON: \(error)")
+      throw PayloadConversionError(reason: "is not JSON: \(error)")
     }
     do {
       if let converted = try eventTypes.binaryPayload(
@@ -182,14 +183,14 @@ public struct PayloadTranscoder: Sendable {
         return converted
       }
     } catch {
-      throw PayloadConversionError(reason: "the payload does not fit \(type): \(Self.describe(error))")
+      throw PayloadConversionError(reason: "does not fit \(type): \(Self.describe(error))")
     }
     guard let layout else { return nil }
     do {
       return (try layout.layout.payload(fromJSON: json), nil)
     } catch {
       throw PayloadConversionError(
-        reason: "the payload does not fit the recorded layout of \(type) (schema \(schemaVersion)): \(error)")
+        reason: "does not fit the recorded layout of \(type) (schema \(schemaVersion)): \(error)")
     }
   }
 
@@ -236,7 +237,7 @@ extension NewEvent {
     do {
       node = try JSONNode.parse(jsonPayload)
     } catch {
-      throw PayloadConversionError(reason: "the payload is not JSON: \(error)")
+      throw PayloadConversionError(reason: "is not JSON: \(error)")
     }
     self.init(
       id: id, type: type, schemaVersion: schemaVersion, payload: Array(node.rendered), payloadEncoding: .json,

@@ -22,7 +22,8 @@ public struct RecordedLayout: Sendable, Hashable {
   /// The layout.
   package var layout: PayloadLayout
 
-  package init(type: String, schemaVersion: UInt16, revision: UInt32, sequence: UInt64, layout: PayloadLayout) {
+  package init(type: String, schemaVersion: UInt16, revision: UInt32, sequence: UInt64, layout: PayloadLayout)
+  {
     self.type = type
     self.schemaVersion = schemaVersion
     self.revision = revision

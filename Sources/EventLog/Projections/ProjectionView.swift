@@ -14,10 +14,14 @@ public final class ProjectionView {
   /// The projection's name.
   public let projection: String
   let backend: Backend
+  /// Whether its rows' dates are the seconds since 1970 (``RowReader/date()``): the live rows of
+  /// an environment of format 3 or older opened read-only, which no upgrade has rebuilt yet.
+  @usableFromInline let rowDatesSince1970: Bool
 
-  init(projection: String, backend: Backend) {
+  init(projection: String, backend: Backend, rowDatesSince1970: Bool = false) {
     self.projection = projection
     self.backend = backend
+    self.rowDatesSince1970 = rowDatesSince1970
   }
 
   private func unknown(_ table: String) -> EventStoreError {

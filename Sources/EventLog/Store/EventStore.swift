@@ -82,6 +82,9 @@ public final class EventStore: Sendable {
   let layoutCache = LayoutCache()
   /// What converts stored JSON payloads for the projections and the admission.
   let payloadForms: PayloadForms
+  /// Whether the live rows hold dates as the seconds since 1970: an environment of format 3 or
+  /// older opened read-only (the first writable open rebuilds them, `RowWriter.date(_:)`).
+  let rowDatesSince1970: Bool
 
   /// Opens (creating if needed) the event store at `path`.
   ///
@@ -137,6 +140,8 @@ public final class EventStore: Sendable {
     self.projectionDatabases = databases
     let upgrading = try Self.checkFormat(
       of: environment, schema: schema, path: path, readOnly: options.readOnly)
+    let storedFormat = try storage { try environment.read { try Self.storedFormat(in: $0, schema: schema) } }
+    rowDatesSince1970 = options.readOnly && storedFormat.map { $0 < 4 } == true
     deviceID = try storage { try Self.deviceID(of: environment, schema: schema, creating: !options.readOnly) }
     if !options.readOnly {
       try storage {

@@ -23,7 +23,9 @@ public struct TableReader<Row: TableRow> {
   @inlinable
   public func row(forKey key: TableKey) throws -> Row? {
     try key.bytes.withUnsafeBytes { key in
-      try view.withValue(forKey: key, in: schema.rowTable) { try Row(storedBytes: $0) }
+      try view.withValue(forKey: key, in: schema.rowTable) {
+        try Row(storedBytes: $0, datesSince1970: view.rowDatesSince1970)
+      }
     }
   }
 
@@ -54,9 +56,13 @@ public struct TableReader<Row: TableRow> {
   public func forEach(direction: EventStore.ReadDirection = .forward, _ body: (Row) throws -> Bool) throws {
     switch direction {
     case .forward:
-      try view.forEach(in: schema.rowTable) { _, value in try body(try Row(storedBytes: value)) }
+      try view.forEach(in: schema.rowTable) { _, value in
+        try body(try Row(storedBytes: value, datesSince1970: view.rowDatesSince1970))
+      }
     case .backward:
-      try view.reverseForEach(in: schema.rowTable) { _, value in try body(try Row(storedBytes: value)) }
+      try view.reverseForEach(in: schema.rowTable) { _, value in
+        try body(try Row(storedBytes: value, datesSince1970: view.rowDatesSince1970))
+      }
     }
   }
 
@@ -71,7 +77,7 @@ public struct TableReader<Row: TableRow> {
   ) throws {
     if index.storesRows {
       try forEachEntry(in: index, from: from, to: to, prefix: prefix, direction: direction) { _, value in
-        try body(try Row(storedBytes: value))
+        try body(try Row(storedBytes: value, datesSince1970: view.rowDatesSince1970))
       }
       return
     }
@@ -82,7 +88,7 @@ public struct TableReader<Row: TableRow> {
         throw TableError.danglingIndexEntry(
           projection: schema.projection, index: index.name, key: TableKey(bytes: Array(key)))
       }
-      return try body(try Row(storedBytes: stored))
+      return try body(try Row(storedBytes: stored, datesSince1970: view.rowDatesSince1970))
     }
     let lookupKey: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> UnsafeRawBufferPointer = {
       key, value in

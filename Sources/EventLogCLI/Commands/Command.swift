@@ -77,6 +77,7 @@ struct CommandContext: Sendable {
   ///   `.create`) or cannot be opened.
   func openStore(_ access: Access) throws -> EventStore {
     var options = EventStore.Options()
+    options.eventTypes = dependencies.eventTypes  // JSON payloads, and the format-4 upgrade's layouts
     // New when nothing is at its data file's name yet (lstat: a dangling link is something); the
     // directory may exist or not. Only what this command creates is removed on a failure.
     func absent(_ path: String) -> Bool { (try? FileManager.default.attributesOfItem(atPath: path)) == nil }
