@@ -32,7 +32,8 @@ let package = Package(
       pkgConfig: "libcurl",
       providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
     ),
-    // A small HTTP GET client over libcurl with a hard body cap, timeouts and cancellation.
+    // A small HTTP client over libcurl (GET and POST) with a hard body cap, timeouts, cancellation and
+    // no redirect followed.
     .target(name: "HTTP", dependencies: ["CCurl"]),
     // libpq's C API from the system library (Debian: libpq-dev). Only `Postgres` imports it, and the
     // benchmark's hand-written libpq baseline.
