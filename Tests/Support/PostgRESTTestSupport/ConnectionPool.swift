@@ -16,6 +16,8 @@ final class ConnectionPool: Sendable {
   private let acquisitionTimeout: Duration
   private let idle = Mutex<[PostgresConnection]>([])
   private let permits: DispatchSemaphore
+  /// Cleared by ``close()``: a connection coming back then is closed, not kept.
+  private let isOpen = Atomic<Bool>(true)
 
   init(configuration: PostgresConfiguration, size: Int, acquisitionTimeout: Duration) {
     precondition(size > 0, "a pool needs at least one connection")
@@ -47,17 +49,28 @@ final class ConnectionPool: Sendable {
           status: 503, code: "PGRST000", message: "Database connection error.", details: error.message)
       }
     }
-    defer { idle.withLock { $0.append(connection) } }
+    defer {
+      if isOpen.load(ordering: .sequentiallyConsistent) {
+        idle.withLock { $0.append(connection) }
+      } else {
+        connection.close()
+      }
+    }
     return try body(connection)
   }
 
-  /// Closes the idle connections (those lent out are closed when they come back and are used
-  /// again: `PostgresConnection` reconnects on its next statement).
-  func closeIdle() {
+  /// Closes every connection: the idle ones now, those lent out when they come back. The test
+  /// server allows a few dozen connections for all the suites that run at once, so a stopped
+  /// stand-in holds none.
+  func close() {
+    isOpen.store(false, ordering: .sequentiallyConsistent)
     let connections = idle.withLock { idle in
       defer { idle.removeAll() }
       return idle
     }
     for connection in connections { connection.close() }
   }
+
+  /// Keeps connections again after ``close()`` (they are made when needed).
+  func reopen() { isOpen.store(true, ordering: .sequentiallyConsistent) }
 }

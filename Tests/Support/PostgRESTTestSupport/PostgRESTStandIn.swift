@@ -170,15 +170,15 @@ public final class PostgRESTStandIn: Sendable {
   /// Whether it is listening.
   public var isRunning: Bool { listener.withLock { $0 != nil } }
 
-  /// Stops listening (a gateway going away); requests under way run to their end. Idle pooled
-  /// connections are closed.
+  /// Stops listening (a gateway going away); requests under way run to their end. The pooled
+  /// database connections are closed (those in use when their request ends).
   public func stop() {
     let server = listener.withLock { listener in
       defer { listener = nil }
       return listener
     }
     server?.stop()
-    core.pool.closeIdle()
+    core.pool.close()
   }
 
   /// Listens again on the same port after ``stop()`` (waiting up to 5 s for the port to be free);
@@ -187,6 +187,7 @@ public final class PostgRESTStandIn: Sendable {
   public func start() throws {
     try listener.withLock { listener in
       guard listener == nil else { return }
+      core.pool.reopen()
       listener = try Self.listen(configuration, core: core, retryingFor: .seconds(5))
     }
   }
