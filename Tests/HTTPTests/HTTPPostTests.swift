@@ -98,6 +98,25 @@ struct HTTPPostTests {
     for hangUp in hangUps { #expect(hangUp.hungUp - hangUp.requestArrived < .seconds(10)) }
   }
 
+  @Test("response headers past 64 KiB are a transport error, not kept")
+  func headerCap() async throws {
+    let server = try LoopbackHTTPServer { _ in
+      .respond(
+        status: 200, headers: (0..<40).map { ("X-Filler-\($0)", String(repeating: "f", count: 2_000)) },
+        body: Array("{}".utf8))
+    }
+    defer { server.stop() }
+    let error = try await #require(throws: HTTPError.self) {
+      try await HTTPClient.send(
+        HTTPRequest(url: server.baseURL, method: .post, body: Data("{}".utf8), usesEnvironmentProxy: false))
+    }
+    guard case .transport(_, let message) = error else {
+      Issue.record("expected a transport error, got \(error)")
+      return
+    }
+    #expect(message == "the response headers are larger than 65536 bytes")
+  }
+
   @Test("a server that closes without answering a POST is a transport error, not a response")
   func closedWithoutAnswer() async throws {
     let server = try LoopbackHTTPServer { _ in .closeWithoutAnswer }
