@@ -27,6 +27,47 @@ public struct StreamNames: Sendable {
   public static let verbatim = StreamNames(displayed: { $0.rawValue }, stored: { StreamID($0) })
 }
 
+/// Where a replication command reaches its server, and how: the URL and what the command line
+/// and the environment add to it.
+public struct RemoteSettings: Sendable {
+  /// The server URL (a `postgres://` URI).
+  public var url: String
+  /// Whether a server on another host may be reached without TLS (`--allow-unencrypted`).
+  public var allowUnencrypted: Bool
+  /// The process environment.
+  public var environment: [String: String]
+
+  /// Creates settings.
+  public init(url: String, allowUnencrypted: Bool = false, environment: [String: String] = [:]) {
+    self.url = url
+    self.allowUnencrypted = allowUnencrypted
+    self.environment = environment
+  }
+}
+
+/// What `remote init` did on a server.
+public struct RemoteInitResult: Sendable {
+  /// The server, as messages name it.
+  public var server: String
+  /// The schema version before.
+  public var from: Int
+  /// The schema version after.
+  public var to: Int
+  /// Whether the API side for Supabase was set up (owners are `auth.uid()`).
+  public var api: Bool
+  /// What the database's owner should know.
+  public var warnings: [String]
+
+  /// Creates a result.
+  public init(server: String, from: Int, to: Int, api: Bool, warnings: [String]) {
+    self.server = server
+    self.from = from
+    self.to = to
+    self.api = api
+    self.warnings = warnings
+  }
+}
+
 /// The concrete pieces the composition root (`main.swift`) hands to the commands.
 public struct Dependencies: Sendable {
   /// Opens the event store with the application's projections.
@@ -40,12 +81,20 @@ public struct Dependencies: Sendable {
   public var admission: (any EventAdmission)?
   /// Whether a stream's events are shared with the owner's other devices (replication).
   public var isReplicated: @Sendable (StreamID) -> Bool
-  /// The replication transport for a server URL; `nil` in a build without replication.
-  public var replicationTransport: (@Sendable (_ url: String) throws -> any ReplicationTransport)?
-  /// Creates or upgrades the server schema at a URL: the server's name, the version before and
-  /// after.
+  /// The stream-name prefixes of the replicated streams, which `remote init` tells the server
+  /// (it then refuses events on other streams); `nil` leaves what the server has.
+  public var replicatedStreamPrefixes: [String]?
+  /// The replication transport for a server; `nil` in a build without replication.
+  public var replicationTransport: (@Sendable (_ remote: RemoteSettings) throws -> any ReplicationTransport)?
+  /// The server schema version this build's `remote init` writes (`remote status URL` says
+  /// whether the server's is older).
+  public var latestServerSchema: Int
+  /// Creates or upgrades the server schema (with the replicated stream prefixes).
   public var initializeRemote:
-    (@Sendable (_ url: String) async throws -> (server: String, from: Int, to: Int))?
+    (
+      @Sendable (_ remote: RemoteSettings, _ replicatedStreamPrefixes: [String]?) async throws ->
+        RemoteInitResult
+    )?
   /// The restaurant source for `--from URL|FILE|-` with an optional API key.
   public var restaurantSource: @Sendable (_ from: String, _ apiKey: String?) throws -> any RestaurantSource
   /// The restaurant repository over a store, syncing from `source`.
@@ -61,8 +110,10 @@ public struct Dependencies: Sendable {
     streamNames: StreamNames = .verbatim,
     admission: (any EventAdmission)? = nil,
     isReplicated: @escaping @Sendable (StreamID) -> Bool = { _ in false },
-    replicationTransport: (@Sendable (String) throws -> any ReplicationTransport)? = nil,
-    initializeRemote: (@Sendable (String) async throws -> (server: String, from: Int, to: Int))? = nil,
+    replicatedStreamPrefixes: [String]? = nil,
+    latestServerSchema: Int = 0,
+    replicationTransport: (@Sendable (RemoteSettings) throws -> any ReplicationTransport)? = nil,
+    initializeRemote: (@Sendable (RemoteSettings, [String]?) async throws -> RemoteInitResult)? = nil,
     restaurantSource: @escaping @Sendable (String, String?) throws -> any RestaurantSource,
     restaurantRepository: @escaping @Sendable (EventStore, any RestaurantSource) -> any RestaurantRepository,
     bookingRepository: @escaping @Sendable (EventStore) -> any BookingRepository
@@ -72,6 +123,8 @@ public struct Dependencies: Sendable {
     self.streamNames = streamNames
     self.admission = admission
     self.isReplicated = isReplicated
+    self.replicatedStreamPrefixes = replicatedStreamPrefixes
+    self.latestServerSchema = latestServerSchema
     self.replicationTransport = replicationTransport
     self.initializeRemote = initializeRemote
     self.restaurantSource = restaurantSource

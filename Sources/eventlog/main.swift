@@ -20,12 +20,17 @@ let dependencies = Dependencies(
     displayed: RestaurantBookingStreams.displayName(of:), stored: RestaurantBookingStreams.stream(named:)),
   admission: RestaurantBookingSchema.admission,
   isReplicated: RestaurantBookingSchema.isReplicated,
-  replicationTransport: { url in try PostgresTransport(url: url) },
-  initializeRemote: { url in
-    let transport = try PostgresTransport(url: url)
+  replicatedStreamPrefixes: RestaurantBookingSchema.replicatedStreamPrefixes,
+  latestServerSchema: ServerSchema.latestVersion,
+  replicationTransport: { remote in
+    try PostgresTransport(url: remote.url, allowUnencrypted: remote.allowUnencrypted)
+  },
+  initializeRemote: { remote, prefixes in
+    let transport = try PostgresTransport(url: remote.url, allowUnencrypted: remote.allowUnencrypted)
     defer { transport.close() }
-    let (from, to) = try await transport.initializeSchema()
-    return (transport.server, from, to)
+    let report = try await transport.initializeSchema(replicatedStreamPrefixes: prefixes)
+    return RemoteInitResult(
+      server: transport.server, from: report.from, to: report.to, api: report.api, warnings: report.warnings)
   },
   restaurantSource: { from, apiKey in
     if SupabaseRestaurantSource.isURL(from) {

@@ -144,17 +144,32 @@ public final class EventStore: Sendable {
     rowDatesSince1970 = options.readOnly && storedFormat.map { $0 < 4 } == true
     deviceID = try storage { try Self.deviceID(of: environment, schema: schema, creating: !options.readOnly) }
     if !options.readOnly {
-      try storage {
-        try environment.write { txn in
-          if let upgrading {
-            try Self.upgrade(from: upgrading, in: txn, schema: schema, payloads: payloadForms)
+      // A skipped event the admission now reads is folded in by a rebuild; one a projection then
+      // refuses stays skipped, as invalid, instead of failing every open.
+      var refused: [UInt64: String] = [:]
+      while true {
+        var readmitted: [UInt64] = []
+        do {
+          try storage {
+            try environment.write { txn in
+              if let upgrading {
+                try Self.upgrade(from: upgrading, in: txn, schema: schema, payloads: payloadForms)
+              }
+              if let admission {
+                readmitted = try Self.readmitSkipped(
+                  in: txn, schema: schema, admission: admission, payloads: payloadForms,
+                  projections: projections,
+                  refused: refused)
+              }
+              var batch = try WriteBatch(store: self, transaction: txn)
+              try batch.finish()
+            }
           }
-          if let admission {
-            _ = try Self.readmitSkipped(
-              in: txn, schema: schema, admission: admission, payloads: payloadForms, projections: projections)
-          }
-          var batch = try WriteBatch(store: self, transaction: txn)
-          try batch.finish()
+          break
+        } catch EventStoreError.projectionFailed(let projection, let sequence, let underlying)
+          where readmitted.contains(sequence) && refused[sequence] == nil
+        {
+          refused[sequence] = "the projection '\(projection)' refused it: \(underlying)"
         }
       }
     }

@@ -19,8 +19,11 @@ public enum RestaurantBookingSchema {
   /// are; the restaurant catalog is not (each device mirrors Supabase's `restaurants` table
   /// itself).
   public static func isReplicated(_ stream: StreamID) -> Bool {
-    stream.rawValue.hasPrefix(RestaurantBookingStreams.bookingPrefix)
+    replicatedStreamPrefixes.contains { stream.rawValue.hasPrefix($0) }
   }
+
+  /// The stream-name prefixes of the replicated streams: the booking streams'.
+  public static var replicatedStreamPrefixes: [String] { [RestaurantBookingStreams.bookingPrefix] }
 
   /// Every event type of the domain.
   public static var eventTypes: EventTypeRegistry {
