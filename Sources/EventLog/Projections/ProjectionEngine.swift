@@ -103,7 +103,7 @@ enum ProjectionEngine {
         if skipped.isEmpty || !skipped.contains(sequence) {
           let event = try RecordCodec.decode(cursor.value, sequence: sequence)
           if event.payloadEncoding == .binary {
-            try body(event)
+            try body(consume event)  // handed over, not copied (no retain of its strings and payload)
           } else if let converted = payloads.binaryForm(of: event, in: txn).event {
             try body(converted)
           }
