@@ -124,7 +124,8 @@ struct LayoutRecorder {
   mutating func record(
     _ event: NewEvent, at sequence: UInt64, cache: LayoutCache, database: Database?, in txn: WriteTransaction
   ) throws {
-    guard event.payloadEncoding == .binary, let database else { return }
+    // Without a layout of its own, an event cannot add a revision: nothing to look up.
+    guard event.payloadEncoding == .binary, event.layout != nil, let database else { return }
     for key in complete where key.schemaVersion == event.schemaVersion && key.type == event.type { return }
     try record(
       LayoutKey(type: event.type, schemaVersion: event.schemaVersion), payload: event.payload, at: sequence,

@@ -20,14 +20,8 @@ extension EventStore {
   /// The payload of `event` (an event of this store) as JSON, by this store's event types or
   /// the layout its environment recorded (``PayloadTranscoder/json(of:)``).
   public func payloadJSON(of event: RecordedEvent) throws -> PayloadJSON {
-    let layout = try schema.layouts.flatMap { database in
-      try storage {
-        try environment.read { txn in
-          try payloadForms.latestLayout(
-            LayoutKey(type: event.type, schemaVersion: event.schemaVersion), in: txn)
-        }
-      }
-    }
+    let key = LayoutKey(type: event.type, schemaVersion: event.schemaVersion)
+    let layout = try storage { try environment.read { txn in try payloadForms.latestLayout(key, in: txn) } }
     return PayloadTranscoder.json(of: event, eventTypes: options.eventTypes, layout: layout?.layout)
   }
 

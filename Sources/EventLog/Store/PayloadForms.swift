@@ -7,17 +7,15 @@ import LMDB
 /// verification converts a stored JSON payload here first.
 struct PayloadForms: Sendable {
   let eventTypes: EventTypeRegistry
+  /// The store's cache of committed revisions (``LayoutRecorder`` keeps it).
   let cache: LayoutCache
   let layouts: Database?
 
-  /// The latest layout of `key`, from the cache or `txn`.
+  /// The latest layout of `key`, read in `txn`. (Not from or into the cache: `txn` may be a
+  /// write transaction that wrote a revision, and may yet abort.)
   func latestLayout(_ key: LayoutKey, in txn: Transaction) throws -> RecordedLayout? {
-    if let cached = cache.layout(key) { return cached }
-    guard let layouts, let stored = try LayoutDatabase.latest(key, in: txn, database: layouts) else {
-      return nil
-    }
-    cache.note(stored)
-    return stored
+    guard let layouts else { return nil }
+    return try LayoutDatabase.latest(key, in: txn, database: layouts)
   }
 
   /// `event` with a binary payload: as it is when it has one; for a JSON payload, encoded by the
