@@ -11,6 +11,7 @@ let package = Package(
     .library(name: "Postgres", targets: ["Postgres"]),
     .library(name: "Replication", targets: ["Replication"]),
     .library(name: "ReplicationPostgres", targets: ["ReplicationPostgres"]),
+    .library(name: "EventLogCLI", targets: ["EventLogCLI"]),
     .executable(name: "eventlog", targets: ["eventlog"]),
     .executable(name: "eventlog-benchmarks", targets: ["EventLogBenchmarks"]),
     .executable(name: "eventlog-stress", targets: ["EventLogStress"]),
@@ -58,11 +59,14 @@ let package = Package(
     .target(name: "ReplicationPostgres", dependencies: ["Replication", "Postgres", "EventLog"]),
     // The restaurant-booking domain: models, events, projections, repositories, view models.
     .target(name: "RestaurantBooking", dependencies: ["EventLog", "HTTP"]),
-    // The command line: argument parsing and every command, as a library so tests can call it.
-    .target(name: "EventLogCLI", dependencies: ["EventLog", "RestaurantBooking", "Replication"]),
-    // The composition root: creates the concrete repositories and runs the command line.
+    // The command line of any app's log: argument parsing, the generic commands and the plug-in
+    // protocol an app's own commands use, as a library so that tests and apps can call it.
+    .target(name: "EventLogCLI", dependencies: ["EventLog", "Replication", "ReplicationPostgres"]),
+    // The example domain's commands for the command line (`restaurants …`, `bookings …`), a plug-in.
+    .target(name: "RestaurantBookingCLI", dependencies: ["EventLogCLI", "RestaurantBooking", "EventLog"]),
+    // The composition root of the shipped `eventlog`: the example's schema and plug-in, PostgreSQL.
     .executableTarget(
-      name: "eventlog", dependencies: ["EventLogCLI", "RestaurantBooking", "EventLog", "ReplicationPostgres"]),
+      name: "eventlog", dependencies: ["EventLogCLI", "RestaurantBookingCLI", "RestaurantBooking"]),
     // SQLite's C API from the system library, for the benchmark baseline only.
     .systemLibrary(
       name: "CSQLite",
@@ -117,7 +121,8 @@ let package = Package(
       name: "RestaurantBookingTests",
       dependencies: ["RestaurantBooking", "EventLog", "HTTPTestSupport", "TestKit"]),
     .testTarget(
-      name: "EventLogCLITests", dependencies: ["EventLogCLI", "EventLog", "RestaurantBooking", "TestKit"]),
+      name: "EventLogCLITests",
+      dependencies: ["EventLogCLI", "RestaurantBookingCLI", "EventLog", "RestaurantBooking", "TestKit"]),
     // Crashes (kill -9), map growth and dead readers across processes, concurrency.
     .testTarget(
       name: "ReliabilityTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB", "TestKit"]),

@@ -81,26 +81,28 @@ public struct ReplicationProgress: Sendable {
 ///   announces (or, without notifications, every ``ReplicationOptions/pollInterval``), and
 ///   retries through outages until stopped.
 ///
-/// It knows nothing of the domain: which streams replicate is `isReplicated`'s answer.
+/// It knows nothing of the domain: which streams replicate is the store's schema's answer
+/// (``EventLog/AppSchema/replicatedStreams``), so the store and the replicator cannot disagree.
 public final class Replicator: Sendable {
   /// The local log.
   public let store: EventStore
   /// The server.
   public let transport: any ReplicationTransport
-  /// Whether a stream's events are shared.
+  /// Whether a stream's events are shared: ``EventLog/AppSchema/isReplicated(_:)`` of the store's
+  /// schema.
   public let isReplicated: @Sendable (StreamID) -> Bool
   /// Batching, paging and retrying.
   public let options: ReplicationOptions
 
-  /// Creates a replicator.
+  /// Creates a replicator of `store`'s replicated streams (its schema's
+  /// ``EventLog/AppSchema/replicatedStreams``).
   public init(
-    store: EventStore, transport: any ReplicationTransport,
-    isReplicated: @escaping @Sendable (StreamID) -> Bool,
-    options: ReplicationOptions = ReplicationOptions()
+    store: EventStore, transport: any ReplicationTransport, options: ReplicationOptions = ReplicationOptions()
   ) {
     self.store = store
     self.transport = transport
-    self.isReplicated = isReplicated
+    let streams = store.appSchema.replicatedStreams
+    self.isReplicated = { streams.contains($0) }
     self.options = options
   }
 
@@ -363,5 +365,5 @@ public final class Replicator: Sendable {
   public func status() throws -> ReplicationStatus { try local.status() }
 
   /// What the local log knows of its replication.
-  public var local: LocalReplica { LocalReplica(store: store, isReplicated: isReplicated) }
+  public var local: LocalReplica { LocalReplica(store: store) }
 }

@@ -71,14 +71,12 @@ extension CommandContext {
   func replicator(
     _ store: EventStore, url: String, retryFor: Duration?
   ) throws -> Replicator {
-    guard let makeTransport = dependencies.replicationTransport else {
+    guard let remote = dependencies.remote else {
       throw CommandFailure("this build of eventlog has no replication transport")
     }
     var options = ReplicationOptions()
     options.retryFor = retryFor
-    return Replicator(
-      store: store, transport: try makeTransport(url), isReplicated: dependencies.isReplicated,
-      options: options)
+    return Replicator(store: store, transport: try remote.connect(url), options: options)
   }
 
   /// Says on standard error that a transient failure is retried.
@@ -138,7 +136,7 @@ struct RemoteInitCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let url = try RemoteURL.resolve(url, context)
-    guard let initialize = context.dependencies.initializeRemote else {
+    guard let initialize = context.dependencies.remote?.initialize else {
       throw CommandFailure("this build of eventlog has no replication transport")
     }
     let (server, from, to) = try await initialize(url)
@@ -169,7 +167,7 @@ struct RemoteStatusCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
-    let status = try LocalReplica(store: store, isReplicated: context.dependencies.isReplicated).status()
+    let status = try LocalReplica(store: store).status()
     let device = status.device.map { $0.uuidString.lowercased() }
     if json {
       let rejected = status.rejected.map { rejection in
