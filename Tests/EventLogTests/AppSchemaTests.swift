@@ -175,6 +175,48 @@ struct AppSchemaTests {
     }
   }
 
+  @Test("a projection behind the head is compared as of its checkpoint, and a difference there is found")
+  func behindTheHead() async throws {
+    let dir = TemporaryDirectory()
+    try await withStore(at: dir.environment(), schema: Self.tasks()) { store in
+      try await store.append([try NewEvent(TaskAdded(id: Self.taskID, title: "one"))], to: "task-1")
+    }
+    try await withStore(at: dir.environment(), schema: Self.notes()) { store in
+      try await store.append([try note("hello")], to: "note-1")
+    }
+    var readOnly = EventStore.Options.fast
+    readOnly.readOnly = true
+    try await withStore(at: dir.environment(), schema: Self.tasks(), options: readOnly) { store in
+      let comparison = try store.compare(with: try store.replay())
+      #expect(comparison.difference == nil && comparison.compared.isEmpty)
+      #expect(
+        comparison.notCompared == [
+          UncheckedProjection(name: "notes", version: 1, reason: .unknownToThisBuild),
+          UncheckedProjection(name: "tasks", version: 1, reason: .behind(checkpoint: 1)),
+        ])
+      let report = try store.verify()
+      #expect(report.ok, "\(report.problems)")
+      #expect(report.uncheckedProjections == comparison.notCompared)
+    }
+    // A row changed behind the engine's back is a difference as of the checkpoint too.
+    do {
+      let raw = try CheckpointFormatTests.Raw(dir.environment())
+      let table = try raw.environment.openDatabase("p:tasks:\(Tasks.projection.rowTable)", flags: [])
+      try raw.environment.write { txn in
+        try [UInt8]([0xFF]).withUnsafeBytes { k in
+          try [UInt8]([1]).withUnsafeBytes { try txn.put($0, forKey: k, in: table) }
+        }
+      }
+    }
+    try await withStore(at: dir.environment(), schema: Self.tasks(), options: readOnly) { store in
+      let report = try store.verify()
+      #expect(
+        report.problems.map(\.problem).contains {
+          $0.contains("differ from a replay") && $0.contains("tasks")
+        })
+    }
+  }
+
   // MARK: - Fixtures
 
   static let taskID = UUID(uuidString: "0196a0de-0000-7000-8000-000000000001") ?? UUID()

@@ -163,11 +163,19 @@ extension EventStore {
   /// projections the environment holds are compared: ``uncheckedProjections()`` names the others
   /// (another app's, and ``absentProjections``).
   public func firstDifference(from replay: ReplayResult) throws -> ProjectionDifference? {
+    try firstDifference(from: replay, skipping: [])
+  }
+
+  /// ``firstDifference(from:)`` of the projections not named in `skipped`.
+  func firstDifference(
+    from replay: ReplayResult, skipping skipped: Set<String>
+  ) throws -> ProjectionDifference? {
     try storage {
       try environment.read { txn in
         let head = try WriteBatch.head(in: txn, events: schema.events)
         try replay.advance(through: head, in: txn, schema: schema)
-        for projection in projections where projectionDatabases[projection.name] != nil {
+        for projection in projections
+        where projectionDatabases[projection.name] != nil && !skipped.contains(projection.name) {
           let stored = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)
           let checkpoint = stored?.resolved(atHead: head)
           if checkpoint?.sequence != head || checkpoint?.version != projection.version {

@@ -45,6 +45,10 @@ public struct UncheckedProjection: Sendable, Hashable, CustomStringConvertible {
     /// The store's schema has it, but the environment does not hold it (opened read-only; written
     /// by an app without it, or before it existed): the next writable open builds it.
     case notInEnvironment
+    /// It has folded the log only through event `checkpoint`: another build appended without it
+    /// since (and pinned its checkpoint there). It is compared as of that event; the next
+    /// writable open catches it up.
+    case behind(checkpoint: UInt64)
   }
 
   /// The projection's name.
@@ -66,6 +70,9 @@ public struct UncheckedProjection: Sendable, Hashable, CustomStringConvertible {
     switch reason {
     case .unknownToThisBuild: "this build does not know it"
     case .notInEnvironment: "not in this environment (written without it; a writable open builds it)"
+    case .behind(let checkpoint):
+      "behind the head: folded through event \(checkpoint), another build appended since (compared as of "
+        + "event \(checkpoint); the next writable open catches it up)"
     }
   }
 
@@ -308,8 +315,8 @@ extension EventStore {
   }
 
   /// Checks each projection's checkpoint against the head of the same read transaction, then the
-  /// projections against a replay.
-  /// - Returns: the projections it could not check (``uncheckedProjections()``).
+  /// projections against a replay (``compare(with:)``).
+  /// - Returns: the projections it could not check at the head (``ProjectionComparison/notCompared``).
   private func verifyProjections(
     damaged: Bool, report: (UInt64?, String) -> Void
   ) throws -> [UncheckedProjection] {
@@ -335,15 +342,13 @@ extension EventStore {
             report(nil, "projection '\(projection.name)' has no checkpoint")
             continue
           }
+          // One behind the head is not damage: another build appended without it and pinned its
+          // checkpoint; the comparison below checks it as of that checkpoint.
           let checkpoint = stored.resolved(atHead: head)
           if checkpoint.sequence > head {
             report(
               checkpoint.sequence,
               "projection '\(projection.name)' checkpoint \(checkpoint.sequence) is past the head \(head)")
-          } else if checkpoint.sequence < head {
-            report(
-              checkpoint.sequence,
-              "projection '\(projection.name)' is behind: checkpoint \(checkpoint.sequence), head \(head)")
           }
           if checkpoint.version != projection.version {
             report(
@@ -357,10 +362,11 @@ extension EventStore {
     }
     guard !damaged, projections.count > absentProjections.count else { return unchecked }
     do {
-      let replay = try self.replay()
-      if let difference = try firstDifference(from: replay) {
+      let comparison = try compare(with: try self.replay())
+      if let difference = comparison.difference {
         report(nil, "the projections differ from a replay: \(difference)")
       }
+      return comparison.notCompared
     } catch let error as EventStoreError {
       if case .projectionFailed(_, let sequence, _) = error {
         report(sequence, "replay failed: \(error)")
