@@ -15,6 +15,7 @@ let package = Package(
     .executable(name: "eventlog", targets: ["eventlog"]),
     .executable(name: "eventlog-benchmarks", targets: ["EventLogBenchmarks"]),
     .executable(name: "eventlog-stress", targets: ["EventLogStress"]),
+    .executable(name: "user-eventlog", targets: ["UserEventLog"]),
   ],
   targets: [
     // The C API of LMDB, from the system library (Debian: liblmdb-dev). Only `LMDB` imports it.
@@ -90,6 +91,10 @@ let package = Package(
       dependencies: ["EventLog", "RestaurantBooking", "TestKit"],
       path: "Tests/Support/EventLogStress"
     ),
+    // Test support: an app's own `eventlog`, for the `User` entity of Tests/UserEntityTests (its two
+    // files are linked into the target), built as Docs/CLI.md shows; the CLI tests run it.
+    .executableTarget(
+      name: "UserEventLog", dependencies: ["EventLogCLI", "EventLog"], path: "Tests/Support/UserEventLog"),
     // Fuzz target for the record and payload decoders (built by .ci/fuzz with the fuzzer sanitizer).
     .executableTarget(
       name: "EventLogFuzz", dependencies: ["EventLog", "Checksum"], path: "Tests/Fuzz/EventLogFuzz"),

@@ -45,11 +45,12 @@ struct ReplayCommand: CLICommand {
       Double(replay.duration.components.seconds) + Double(replay.duration.components.attoseconds) / 1e18
     let rate = seconds > 0 ? Double(replay.eventCount) / seconds : 0
     let compares = !apply && to == nil
-    let difference = compares ? try store.firstDifference(from: replay) : nil
-    // What the comparison leaves out: another app's projections, and this build's own that the
-    // environment does not hold.
-    let notCompared = compares ? try store.uncheckedProjections() : []
-    let compared = store.projections.map(\.name).filter { !store.absentProjections.contains($0) }
+    // What the comparison leaves out: another app's projections, this build's own that the
+    // environment does not hold, and those behind the head (compared as of their checkpoint).
+    let comparison = compares ? try store.compare(with: replay) : nil
+    let difference = comparison?.difference
+    let notCompared = comparison?.notCompared ?? []
+    let compared = comparison?.compared ?? []
     let state = try context.dependencies.plugins.flatMap { try $0.replayedState(replay) }
     if json {
       var members: [(String, JSONValue)] = [("toSeq", .uint(replay.throughSequence))]
@@ -78,8 +79,8 @@ struct ReplayCommand: CLICommand {
       } else if difference == nil {
         let match =
           compared.isEmpty
-          ? "no projection of this build is in the environment to compare"
-          : "the projections this build knows match the live state (\(compared.joined(separator: ", ")))"
+          ? "no projection was compared at the head"
+          : "the projections compared match the live state (\(compared.joined(separator: ", ")))"
         context.console.print("\(summary); \(match).")
         for projection in notCompared { context.console.print("not compared: \(projection)") }
       } else {
