@@ -25,10 +25,10 @@ extension AppSchema {
       displayed: RestaurantBookingStreams.displayName(of:), stored: RestaurantBookingStreams.stream(named:)))
 }
 
-/// The parts of ``EventLog/AppSchema/restaurantBooking``, by name: conveniences for code (tests
+/// The parts of `AppSchema.restaurantBooking`, by name: conveniences for code (tests
 /// among it) that opens a store with some of them.
 public enum RestaurantBookingSchema {
-  /// The domain's schema, ``EventLog/AppSchema/restaurantBooking``.
+  /// The domain's schema, `AppSchema.restaurantBooking`.
   public static var schema: AppSchema { .restaurantBooking }
 
   /// The inline projections: `restaurants` and `bookings`.
