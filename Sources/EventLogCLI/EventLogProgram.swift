@@ -2,6 +2,47 @@ import EventLog
 import Foundation
 import Replication
 
+/// Where a replication command reaches its server, and how: the URL and what the command line
+/// and the environment add to it.
+public struct RemoteSettings: Sendable {
+  /// The server URL (a `postgres://` URI).
+  public var url: String
+  /// Whether a server on another host may be reached without TLS (`--allow-unencrypted`).
+  public var allowUnencrypted: Bool
+  /// The process environment.
+  public var environment: [String: String]
+
+  /// Creates settings.
+  public init(url: String, allowUnencrypted: Bool = false, environment: [String: String] = [:]) {
+    self.url = url
+    self.allowUnencrypted = allowUnencrypted
+    self.environment = environment
+  }
+}
+
+/// What `remote init` did on a server.
+public struct RemoteInitResult: Sendable {
+  /// The server, as messages name it.
+  public var server: String
+  /// The schema version before.
+  public var from: Int
+  /// The schema version after.
+  public var to: Int
+  /// Whether the API side for Supabase was set up (owners are `auth.uid()`).
+  public var api: Bool
+  /// What the database's owner should know.
+  public var warnings: [String]
+
+  /// Creates a result.
+  public init(server: String, from: Int, to: Int, api: Bool, warnings: [String]) {
+    self.server = server
+    self.from = from
+    self.to = to
+    self.api = api
+    self.warnings = warnings
+  }
+}
+
 /// The `eventlog` program: global options, command dispatch, help, exit statuses.
 ///
 /// Exit status 0 on success, 1 when the command failed (`Error: …` on standard error), 64 on a

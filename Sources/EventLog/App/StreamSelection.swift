@@ -1,9 +1,9 @@
 /// A set of streams named by rule rather than listed: every stream whose name starts with one of
-/// ``prefixes``, and the streams named exactly in ``names``.
+/// ``prefixes``.
 ///
 /// It is data, not a predicate, so that it can be shown, compared and sent elsewhere: an
-/// ``AppSchema`` says with one which streams replicate, and a replication server told the same
-/// selection can refuse events on other streams.
+/// ``AppSchema`` says with one which streams replicate, and the replication server is told the
+/// same prefixes (`eventlog remote init`) and refuses events on other streams.
 ///
 /// ```swift
 /// let shared = StreamSelection(prefixes: ["booking-"])
@@ -13,16 +13,10 @@
 public struct StreamSelection: Sendable, Hashable, CustomStringConvertible {
   /// The name prefixes, sorted, without repeats. The empty prefix selects every stream.
   public let prefixes: [String]
-  /// The names selected exactly, sorted, without repeats.
-  public let names: [String]
-  /// ``names`` as a set, for ``contains(_:)``.
-  private let nameSet: Set<String>
 
-  /// The streams whose names start with one of `prefixes`, and those named in `names`.
-  public init(prefixes: [String] = [], names: [String] = []) {
+  /// The streams whose names start with one of `prefixes`.
+  public init(prefixes: [String] = []) {
     self.prefixes = Array(Set(prefixes)).sorted()
-    self.nameSet = Set(names)
-    self.names = nameSet.sorted()
   }
 
   /// No stream.
@@ -32,34 +26,23 @@ public struct StreamSelection: Sendable, Hashable, CustomStringConvertible {
   public static let all = StreamSelection(prefixes: [""])
 
   /// Whether the selection holds no stream.
-  public var isEmpty: Bool { prefixes.isEmpty && names.isEmpty }
+  public var isEmpty: Bool { prefixes.isEmpty }
 
-  /// Whether `stream` is selected: its name starts with one of ``prefixes`` or is one of ``names``.
+  /// Whether `stream` is selected: its name starts with one of ``prefixes``.
   /// - Complexity: O(number of prefixes × prefix length).
   public func contains(_ stream: StreamID) -> Bool {
     let name = stream.rawValue
     for prefix in prefixes where name.hasPrefix(prefix) { return true }
-    return !nameSet.isEmpty && nameSet.contains(name)
+    return false
   }
 
   /// The streams of this selection and of `other`.
   public func union(_ other: StreamSelection) -> StreamSelection {
-    StreamSelection(prefixes: prefixes + other.prefixes, names: names + other.names)
+    StreamSelection(prefixes: prefixes + other.prefixes)
   }
 
-  /// The rules as text: `booking-*, restaurant-catalog`; `(none)` when empty.
+  /// The rules as text: `booking-*, user-*`; `(none)` when empty.
   public var description: String {
-    isEmpty ? "(none)" : (prefixes.map { $0 + "*" } + names).joined(separator: ", ")
-  }
-
-  /// Whether two selections have the same prefixes and names.
-  public static func == (lhs: StreamSelection, rhs: StreamSelection) -> Bool {
-    lhs.prefixes == rhs.prefixes && lhs.names == rhs.names
-  }
-
-  /// Hashes the prefixes and names.
-  public func hash(into hasher: inout Hasher) {
-    hasher.combine(prefixes)
-    hasher.combine(names)
+    isEmpty ? "(none)" : prefixes.map { $0 + "*" }.joined(separator: ", ")
   }
 }

@@ -136,14 +136,27 @@ public final class EventStore: Sendable {
     try Self.checkFormat(of: environment, schema: schema, path: path, readOnly: options.readOnly)
     deviceID = try storage { try Self.deviceID(of: environment, schema: schema, creating: !options.readOnly) }
     if !options.readOnly {
-      try storage {
-        try environment.write { txn in
-          if let admission {
-            _ = try Self.readmitSkipped(
-              in: txn, schema: schema, admission: admission, projections: projections)
+      // A skipped event the admission now reads is folded in by a rebuild; one a projection then
+      // refuses stays skipped, as invalid, instead of failing every open.
+      var refused: [UInt64: String] = [:]
+      while true {
+        var readmitted: [UInt64] = []
+        do {
+          try storage {
+            try environment.write { txn in
+              if let admission {
+                readmitted = try Self.readmitSkipped(
+                  in: txn, schema: schema, admission: admission, projections: projections, refused: refused)
+              }
+              var batch = try WriteBatch(store: self, transaction: txn)
+              try batch.finish()
+            }
           }
-          var batch = try WriteBatch(store: self, transaction: txn)
-          try batch.finish()
+          break
+        } catch EventStoreError.projectionFailed(let projection, let sequence, let underlying)
+          where readmitted.contains(sequence) && refused[sequence] == nil
+        {
+          refused[sequence] = "the projection '\(projection)' refused it: \(underlying)"
         }
       }
     }

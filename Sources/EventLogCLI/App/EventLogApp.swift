@@ -74,4 +74,14 @@ public struct EventLogApp: Sendable {
 
   /// The rules for events that come from elsewhere (imports refuse an event that breaks them).
   var admission: (any EventAdmission)? { schema.admission }
+
+  /// The stream-name prefixes `remote init` tells the server (which then refuses events on
+  /// other streams): the schema's replicated streams; `nil` (leave what the server has) when the
+  /// schema replicates none.
+  var replicatedStreamPrefixes: [String]? {
+    schema.replicatedStreams.isEmpty ? nil : schema.replicatedStreams.prefixes
+  }
+
+  /// The server schema version the remote's `remote init` writes; 0 without a remote.
+  var latestServerSchema: Int { remote?.latestServerSchema ?? 0 }
 }

@@ -16,6 +16,14 @@ private enum RemoteURL {
 
   static func check(_ url: String) -> Bool { url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") }
 
+  /// Whether `url` carries a password (`user:password@…` or `password=…`).
+  static func hasPassword(_ url: String) -> Bool {
+    guard let schemeEnd = url.range(of: "://") else { return false }
+    let rest = url[schemeEnd.upperBound...]
+    if let at = rest.lastIndex(of: "@"), rest[..<at].contains(":") { return true }
+    return url.contains("?password=") || url.contains("&password=")
+  }
+
   /// The URL given, else `$EVENTLOG_REMOTE`.
   static func resolve(_ given: String?, _ context: CommandContext) throws(UsageError) -> String {
     if let given { return given }
@@ -40,22 +48,36 @@ private struct RemoteOptions: ArgumentGroup {
       "Retry a server that cannot be reached for this long before failing (default \(RemoteOptions.defaultRetry)).",
     type: .integer(in: 0...86_400))
   var retrySeconds: Int = RemoteOptions.defaultRetry
+  @Flag(
+    "allow-unencrypted",
+    help: "Allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
+  )
+  var allowUnencrypted: Bool
   @Flag("json", help: "As JSON (the shape is in the discussion below).")
   var json: Bool
 
   var retryFor: Duration { .seconds(retrySeconds) }
 
-  /// Opens the store (`access`), checks the server and runs `body` with a replicator between them.
+  /// Opens the store (`access`), checks the server and runs `body` with a replicator between
+  /// them. A one-shot command (`retrying`) runs under one deadline, `--retry-for` from now: no
+  /// retry, connection or statement runs past it.
   func withReplicator<R>(
     _ context: CommandContext, _ access: CommandContext.Access, retrying: Bool = true,
     _ body: (Replicator) async throws -> R
   ) async throws -> R {
     let url = try RemoteURL.resolve(url, context)
+    let remote = RemoteSettings(
+      url: url, allowUnencrypted: allowUnencrypted, environment: context.environment)
+    // A URL that can never work fails before anything is opened or retried.
+    let transport = try context.transport(remote)
+    defer { transport.close() }
     let store = try context.openStore(access)
-    let replicator = try context.replicator(store, url: url, retryFor: retrying ? retryFor : nil)
-    defer { replicator.transport.close() }
-    try await replicator.checkServer(onRetry: context.retryNotice)
-    return try await body(replicator)
+    let replicator = context.replicator(store, transport: transport, retryFor: retrying ? retryFor : nil)
+    let deadline = retrying ? ContinuousClock.now + retryFor : nil
+    return try await ReplicationDeadline.$current.withValue(deadline) {
+      try await replicator.checkServer(onRetry: context.retryNotice)
+      return try await body(replicator)
+    }
   }
 }
 
@@ -67,16 +89,20 @@ extension ProgressReporter {
 }
 
 extension CommandContext {
-  /// A replicator between the environment and the server at `url`.
-  func replicator(
-    _ store: EventStore, url: String, retryFor: Duration?
-  ) throws -> Replicator {
-    guard let remote = dependencies.remote else {
+  /// The transport to the server of `remote`.
+  func transport(_ remote: RemoteSettings) throws -> any ReplicationTransport {
+    guard let makeTransport = dependencies.remote?.connect else {
       throw CommandFailure("this build of eventlog has no replication transport")
     }
+    return try makeTransport(remote)
+  }
+
+  /// A replicator between the environment and `transport`.
+  func replicator(_ store: EventStore, transport: any ReplicationTransport, retryFor: Duration?) -> Replicator
+  {
     var options = ReplicationOptions()
     options.retryFor = retryFor
-    return Replicator(store: store, transport: try remote.connect(url), options: options)
+    return Replicator(store: store, transport: transport, options: options)
   }
 
   /// Says on standard error that a transient failure is retried.
@@ -95,12 +121,14 @@ extension PushSummary {
     .object([
       ("pushed", .int(Int64(pushed))), ("alreadyStored", .int(Int64(alreadyStored))),
       ("rejected", .int(Int64(rejected))), ("pending", .int(Int64(pending))),
+      ("conflicts", .int(Int64(conflicts))),
     ])
   }
 
   var text: String {
-    "pushed \(pushed) event(s) (\(alreadyStored) already stored, \(rejected) rejected); \(pending) pending; "
-      + "the server holds this device's log through seq \(pushedThrough)"
+    "pushed \(pushed) event(s) (\(alreadyStored) already stored, \(rejected) rejected"
+      + (conflicts > 0 ? ", of which \(conflicts) conflict(s): see 'eventlog remote status'" : "")
+      + "); \(pending) pending; the server holds this device's log through seq \(pushedThrough)"
   }
 }
 
@@ -109,13 +137,15 @@ extension PullSummary {
     .object([
       ("pulled", .int(Int64(pulled))), ("alreadyPresent", .int(Int64(alreadyPresent))),
       ("cursor", .uint(cursor)),
-      ("unreadable", .int(Int64(unreadable))),
+      ("unreadable", .int(Int64(unreadable))), ("conflicts", .int(Int64(conflicts))),
     ])
   }
 
   var text: String {
     "pulled \(pulled) event(s) (\(alreadyPresent) already present"
-      + (unreadable > 0 ? ", \(unreadable) kept but not projected: see 'eventlog remote status'" : "")
+      + (unreadable > 0
+        ? ", \(unreadable) kept but not projected or not stored: see 'eventlog remote status'" : "")
+      + (conflicts > 0 ? ", \(conflicts) conflict(s): see 'eventlog remote status'" : "")
       + "); at server position \(cursor)"
   }
 }
@@ -131,7 +161,12 @@ struct RemoteInitCommand: CLICommand {
 
   @Argument("URL", help: RemoteURL.help, type: RemoteURL.type)
   var url: String?
-  @Flag("json", help: #"As {"schemaVersion": n}."#)
+  @Flag(
+    "allow-unencrypted",
+    help: "Allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
+  )
+  var allowUnencrypted: Bool
+  @Flag("json", help: #"As {"schemaVersion": n, "mode": "roles"|"supabase", "warnings": [...]}."#)
   var json: Bool
 
   func run(_ context: CommandContext) async throws {
@@ -139,36 +174,88 @@ struct RemoteInitCommand: CLICommand {
     guard let initialize = context.dependencies.remote?.initialize else {
       throw CommandFailure("this build of eventlog has no replication transport")
     }
-    let (server, from, to) = try await initialize(url)
+    let result = try await initialize(
+      RemoteSettings(url: url, allowUnencrypted: allowUnencrypted, environment: context.environment),
+      context.dependencies.replicatedStreamPrefixes)
+    let (server, from, to) = (result.server, result.from, result.to)
+    let mode = result.api ? "supabase" : "roles"
+    for warning in result.warnings { context.console.error("warning: \(TerminalText.escaped(warning))") }
     if json {
-      context.console.print(JSONValue.object([("schemaVersion", .int(Int64(to)))]).rendered())
-    } else if from == to {
+      context.console.print(
+        JSONValue.object([
+          ("schemaVersion", .int(Int64(to))), ("mode", .string(mode)),
+          ("warnings", .array(result.warnings.map(JSONValue.string))),
+        ]).rendered())
+      return
+    }
+    if from == to {
       context.console.print("eventlog schema version \(to) on \(server): up to date")
     } else if from == 0 {
       context.console.print("eventlog schema version \(to) on \(server): created")
     } else {
       context.console.print("eventlog schema version \(to) on \(server): upgraded from version \(from)")
     }
+    context.console.print(
+      result.api
+        ? "set up for Supabase's API: owners are auth.uid() of the 'authenticated' role; add the schema "
+          + "'eventlog_api' to the API's exposed schemas"
+        : "set up for database roles: each role that connects owns its own events")
   }
 }
 
-/// `eventlog remote status`.
+/// `eventlog remote status [URL]`.
 struct RemoteStatusCommand: CLICommand {
   static let configuration = CommandConfiguration(
-    name: "status", abstract: "Show this device's replication: pending events, marks, rejections.",
-    discussion: "Reads the local log only; no server is contacted.")
+    name: "status",
+    abstract:
+      "Show this device's replication: pending events, marks, rejections, conflicts; with a URL, the server's view.",
+    discussion: """
+      Without a URL it reads the local log only. With one (or $EVENTLOG_REMOTE when --server is given) it \
+      also asks the server for its schema version, whether 'eventlog remote init' would upgrade it, the owner's \
+      head, and this device's mark there ("server": {…} in --json).
+      """)
 
+  @Argument("URL", help: RemoteURL.help + " Given: the server's view too.", type: RemoteURL.type)
+  var url: String?
+  @Flag("server", help: "Ask the server at $EVENTLOG_REMOTE too (as if its URL were given).")
+  var server: Bool
+  @Flag(
+    "allow-unencrypted",
+    help: "Allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
+  )
+  var allowUnencrypted: Bool
   @Flag(
     "json",
     help:
-      #"As {"device", "pending", "pushedThrough", "cursor", "unreadable", "rejected": [{"seq", "id", "reason"}]}."#
+      #"As {"device", "pending", "pushedThrough", "cursor", "unreadable", "rejected": [{"seq", "id", "reason"}], "unstorable", "conflicts": [{"position", "id", "reason"}], "diverged", "server"?}."#
   )
   var json: Bool
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
     let status = try LocalReplica(store: store).status()
+    var serverView: (server: String, info: ServerInfo, mark: ServerMark)?
+    if url != nil || server {
+      let url = try RemoteURL.resolve(url, context)
+      let transport = try context.transport(
+        RemoteSettings(url: url, allowUnencrypted: allowUnencrypted, environment: context.environment))
+      defer { transport.close() }
+      let replicator = context.replicator(
+        store, transport: transport, retryFor: .seconds(RemoteOptions.defaultRetry))
+      try await replicator.checkServer(onRetry: context.retryNotice)
+      let (info, mark) = try await replicator.serverStatus(onRetry: context.retryNotice)
+      serverView = (transport.server, info, mark)
+    }
     let device = status.device.map { $0.uuidString.lowercased() }
+    func notes(_ notes: [ServerEventNote]) -> JSONValue {
+      .array(
+        notes.map { note in
+          JSONValue.object([
+            ("position", .uint(note.position)), ("id", .optional(note.id?.lowercasedString)),
+            ("reason", .string(note.reason)),
+          ])
+        })
+    }
     if json {
       let rejected = status.rejected.map { rejection in
         JSONValue.object([
@@ -176,12 +263,30 @@ struct RemoteStatusCommand: CLICommand {
           ("reason", .string(UUIDText.lowercased(rejection.reason))),
         ])
       }
-      context.console.print(
-        JSONValue.object([
-          ("device", .optional(device)), ("pending", .int(Int64(status.pending))),
-          ("pushedThrough", .uint(status.pushedThrough)), ("cursor", .uint(status.cursor)),
-          ("unreadable", .int(Int64(status.unreadable))), ("rejected", .array(rejected)),
-        ]).rendered())
+      var fields: [(String, JSONValue)] = [
+        ("device", .optional(device)), ("pending", .int(Int64(status.pending))),
+        ("pushedThrough", .uint(status.pushedThrough)), ("cursor", .uint(status.cursor)),
+        ("unreadable", .int(Int64(status.unreadable))), ("rejected", .array(rejected)),
+        ("unstorable", notes(status.unstorable)), ("conflicts", notes(status.conflicts)),
+        ("diverged", .optional(status.diverged)),
+      ]
+      if let serverView {
+        fields.append(
+          (
+            "server",
+            .object([
+              ("server", .string(serverView.server)),
+              ("schemaVersion", .int(Int64(serverView.info.schemaVersion))),
+              (
+                "upgradeAvailable",
+                .bool(serverView.info.schemaVersion < context.dependencies.latestServerSchema)
+              ),
+              ("owner", .string(serverView.info.owner)), ("head", .uint(serverView.info.head)),
+              ("pushedThrough", .uint(serverView.mark.pushedThrough)),
+            ])
+          ))
+      }
+      context.console.print(JSONValue.object(fields).rendered())
       return
     }
     var table = Table(["STAT", "VALUE"], rightAligned: [1])
@@ -191,7 +296,25 @@ struct RemoteStatusCommand: CLICommand {
     table.append(["pulled through position", String(status.cursor)])
     table.append(["kept but not projected", String(status.unreadable)])
     table.append(["rejected by the server", String(status.rejected.count)])
+    table.append(["conflicts", String(status.conflicts.count)])
+    if let serverView {
+      table.append(["server", serverView.server])
+      table.append(["server schema version", String(serverView.info.schemaVersion)])
+      table.append(["owner on the server", serverView.info.owner])
+      table.append(["owner's head on the server", String(serverView.info.head)])
+      table.append(["this device's mark there", String(serverView.mark.pushedThrough)])
+    }
     context.console.print(table.rendered(), terminator: "")
+    if let diverged = status.diverged {
+      context.console.print(
+        "replication stopped: the server's log changed under this device (\(TerminalText.escaped(diverged))); "
+          + "run 'eventlog pull --resync' once the server is the one to keep")
+    }
+    if let serverView, serverView.info.schemaVersion < context.dependencies.latestServerSchema {
+      context.console.print(
+        "the server's schema (version \(serverView.info.schemaVersion)) is older than this build's "
+          + "(\(context.dependencies.latestServerSchema)): 'eventlog remote init' would upgrade it")
+    }
     if !status.rejected.isEmpty {
       var rejections = Table(["SEQ", "ID", "REASON"], rightAligned: [0])
       for rejection in status.rejected {
@@ -201,6 +324,14 @@ struct RemoteStatusCommand: CLICommand {
         ])
       }
       context.console.print(rejections.rendered(), terminator: "")
+    }
+    for (title, list) in [("NOT STORED", status.unstorable), ("CONFLICT", status.conflicts)]
+    where !list.isEmpty {
+      var table = Table(["POSITION", "ID", title], rightAligned: [0])
+      for note in list {
+        table.append([String(note.position), note.id?.lowercasedString ?? "-", note.reason])
+      }
+      context.console.print(table.rendered(), terminator: "")
     }
   }
 }
@@ -238,10 +369,21 @@ struct PullCommand: CLICommand {
       """)
 
   private let options = RemoteOptions()
+  @Flag(
+    "resync",
+    help:
+      "After the server's log changed under this device: forget its marks, push again what the server lacks, pull from the start."
+  )
+  var resync: Bool
 
   func run(_ context: CommandContext) async throws {
     // A new device's environment is created, and removed again if the pull fails.
     try await options.withReplicator(context, .create) { replicator in
+      if resync {
+        try await replicator.resync()
+        let push = try await replicator.push(onRetry: context.retryNotice)
+        if !options.json { context.console.print(push.text) }
+      }
       let progress = ProgressReporter("pull", console: context.console)
       let summary = try await replicator.pull(progress: progress.report, onRetry: context.retryNotice)
       progress.finish()
@@ -263,6 +405,12 @@ struct ReplicateCommand: CLICommand {
 
   @Flag("watch", help: "Keep replicating: push local commits, pull what the server announces, retry outages.")
   var watch: Bool
+  @Flag(
+    "resync",
+    help:
+      "After the server's log changed under this device: forget its marks, push again what the server lacks, pull from the start."
+  )
+  var resync: Bool
   private let options = RemoteOptions()
 
   func validate() throws(UsageError) {
@@ -273,7 +421,13 @@ struct ReplicateCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let json = options.json
+    if watch, let url = options.url ?? context.environment["EVENTLOG_REMOTE"], RemoteURL.hasPassword(url) {
+      context.console.error(
+        "warning: the URL's password stays visible in the process list (ps) while --watch runs; "
+          + "give it in PGPASSWORD or ~/.pgpass instead")
+    }
     try await options.withReplicator(context, .create, retrying: !watch) { replicator in
+      if resync { try await replicator.resync() }
       let result: WatchRound
       if watch {
         // Caught from here on (until then, Ctrl-C ends the command as usual).

@@ -104,11 +104,12 @@ extension VerifyCommand {
     for events in report.uncheckedEvents { console.print("  \(events)") }
   }
 
-  /// The name of a skip's kind in output: `unreadable` or `invalid`.
+  /// The name of a skip's kind in output: `unreadable`, `invalid` or `refused`.
   static func name(of kind: SkippedEvent.Kind) -> String {
     switch kind {
     case .unreadable: "unreadable"
     case .invalid: "invalid"
+    case .refused: "refused"
     }
   }
 }

@@ -44,6 +44,12 @@ public enum RestaurantBookingSchema {
     AppSchema.restaurantBooking.isReplicated(stream)
   }
 
+  /// The stream-name prefixes of the replicated streams: the booking streams'
+  /// (`AppSchema.restaurantBooking`'s `replicatedStreams`).
+  public static var replicatedStreamPrefixes: [String] {
+    AppSchema.restaurantBooking.replicatedStreams.prefixes
+  }
+
   /// Every event type of the domain.
   public static var eventTypes: EventTypeRegistry { EventTypeRegistry(eventTypeList) }
 
