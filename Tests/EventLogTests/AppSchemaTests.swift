@@ -218,6 +218,47 @@ struct AppSchemaTests {
     }
   }
 
+  @Test(
+    "a projection never built (no checkpoint, empty tables: a first open interrupted) is not in the environment"
+  )
+  func interruptedFirstOpen() async throws {
+    let dir = TemporaryDirectory()
+    try await withStore(at: dir.environment(), schema: Self.tasks()) { _ in }
+    do {
+      let raw = try CheckpointFormatTests.Raw(dir.environment())
+      try raw.environment.write { txn in
+        _ = try Array("tasks".utf8).withUnsafeBytes { try txn.delete(forKey: $0, in: raw.checkpoints) }
+      }
+    }
+    var readOnly = EventStore.Options.fast
+    readOnly.readOnly = true
+    try await withStore(at: dir.environment(), schema: Self.tasks(), options: readOnly) { store in
+      #expect(store.absentProjections == ["tasks"])
+      let report = try store.verify()
+      #expect(report.ok, "\(report.problems)")
+      #expect(
+        report.uncheckedProjections == [
+          UncheckedProjection(name: "tasks", version: nil, reason: .notInEnvironment)
+        ])
+    }
+    // Rows without a checkpoint are not a projection never built: the open refuses nothing, and
+    // verify names the missing checkpoint.
+    try await withStore(at: dir.environment(), schema: Self.tasks()) { store in
+      try await store.append([try NewEvent(TaskAdded(id: Self.taskID, title: "one"))], to: "task-1")
+    }
+    do {
+      let raw = try CheckpointFormatTests.Raw(dir.environment())
+      try raw.environment.write { txn in
+        _ = try Array("tasks".utf8).withUnsafeBytes { try txn.delete(forKey: $0, in: raw.checkpoints) }
+      }
+    }
+    try await withStore(at: dir.environment(), schema: Self.tasks(), options: readOnly) { store in
+      #expect(store.absentProjections.isEmpty)
+      let problems = try store.verify().problems.map(\.problem)
+      #expect(problems.contains("projection 'tasks' has no checkpoint"), "\(problems)")
+    }
+  }
+
   // MARK: - Fixtures
 
   static let taskID = UUID(uuidString: "0196a0de-0000-7000-8000-000000000001") ?? UUID()

@@ -64,8 +64,9 @@ public final class EventStore: Sendable {
   /// folded into the projections (the schema's ``AppSchema/admission``); `nil` admits every event.
   public let admission: (any EventAdmission)?
   /// The names of the schema's projections that this environment does not hold, when it is opened
-  /// read-only: written by an app without them (or before they existed). Reads, ``replay(through:progress:)``
-  /// and ``verify(progress:)`` leave them out; a writable open builds them.
+  /// read-only: written by an app without them (or before they existed). Reads of them fail
+  /// naming them; ``replay(through:progress:)`` rebuilds them in memory, and ``compare(with:)`` and
+  /// ``verify(progress:)`` name them as not compared; a writable open builds them.
   public let absentProjections: [String]
   /// The environment's own ID, created with it: the device in replication, and the origin this
   /// log's events carry to other devices. `nil` only for an environment written by an older
@@ -182,34 +183,35 @@ public final class EventStore: Sendable {
       path: path, schema: AppSchema(projections: projections, admission: admission), options: options)
   }
 
-  /// The databases of `projection`'s tables, or `nil` when the environment is read-only and holds
-  /// none of them and no checkpoint of the projection (an app without it wrote the environment).
-  /// - Throws: the storage error when only some of them are missing, or the environment is writable.
+  /// The databases of `projection`'s tables, or `nil` when the environment is read-only and the
+  /// projection was never built there: no checkpoint, and its tables missing or empty (an app
+  /// without it wrote the environment, or a first open was interrupted before it built them).
+  /// - Throws: the storage error when some of its tables are missing and it is not so.
   private static func openTables(
     of projection: any Projection, in environment: Environment, schema: Schema
   ) throws -> [String: Database]? {
     var tables: [String: Database] = [:]
-    var missing: [String] = []
     var firstError: LMDBError?
     for table in projection.tables {
       let name = Schema.tableDatabaseName(projection: projection.name, table: table)
       do {
         tables[table] = try environment.openDatabase(name)
       } catch let error where error.code == .notFound && environment.options.readOnly {
-        missing.append(table)
         firstError = firstError ?? error
       } catch {
         throw EventStoreError.storage(error)
       }
     }
-    guard let firstError else { return tables }
-    let checkpoint = try storage {
-      try environment.read { txn in try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema) }
+    guard environment.options.readOnly else { return tables }
+    let neverBuilt = try storage {
+      try environment.read { txn in
+        try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema) == nil
+          && tables.values.allSatisfy { try txn.count(in: $0) == 0 }
+      }
     }
-    guard missing.count == projection.tables.count, checkpoint == nil else {
-      throw EventStoreError.storage(firstError)
-    }
-    return nil
+    if neverBuilt { return nil }
+    if let firstError { throw EventStoreError.storage(firstError) }
+    return tables
   }
 
   /// The device ID stored in `meta`, created (a new random UUID) when `creating` and there is none.

@@ -55,7 +55,10 @@ public struct EventLogApp: Sendable {
   ///
   /// It first reserves the standard descriptors the process was started without
   /// (``StandardStreams/reserveClosedDescriptors()``), so that a closed standard input fails as
-  /// closed.
+  /// closed. It runs on the main actor, as `main.swift`'s top-level code does, so that nothing
+  /// (the concurrency runtime's thread pool and its event queue, which would take descriptor 0)
+  /// starts before that.
+  @MainActor
   public func run() async -> Never {
     StandardStreams.reserveClosedDescriptors()
     let status = await main(
