@@ -34,7 +34,8 @@ let package = Package(
       pkgConfig: "libcurl",
       providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
     ),
-    // A small HTTP GET client over libcurl with a hard body cap, timeouts and cancellation.
+    // A small HTTP client over libcurl (GET and POST) with a hard body cap, timeouts, cancellation and
+    // no redirect followed.
     .target(name: "HTTP", dependencies: ["CCurl"]),
     // libpq's C API from the system library (Debian: libpq-dev). Only `Postgres` imports it, and the
     // benchmark's hand-written libpq baseline.
@@ -107,6 +108,12 @@ let package = Package(
     .target(
       name: "PostgresTestSupport", dependencies: ["Postgres", "TestKit"],
       path: "Tests/Support/PostgresTestSupport"),
+    // Test support: a stand-in for a Supabase project's REST API (gateway + PostgREST) over a
+    // throwaway PostgreSQL, Supabase's auth roles and functions, HS256 tokens (SHA-256/HMAC).
+    .target(
+      name: "PostgRESTTestSupport",
+      dependencies: ["Postgres", "PostgresTestSupport", "HTTPTestSupport", "TestKit"],
+      path: "Tests/Support/PostgRESTTestSupport"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestKit"]),
     .testTarget(name: "PostgresTests", dependencies: ["Postgres", "PostgresTestSupport", "TestKit"]),
     // Replication against real PostgreSQL servers the tests start: schema, push, pull, ordering,
@@ -119,6 +126,10 @@ let package = Package(
         "TestKit",
       ]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),
+    // The PostgREST stand-in against a throwaway PostgreSQL: tokens, calls, errors, faults.
+    .testTarget(
+      name: "PostgRESTStandInTests",
+      dependencies: ["PostgRESTTestSupport", "PostgresTestSupport", "Postgres", "HTTP", "TestKit"]),
     .testTarget(name: "EventLogTests", dependencies: ["EventLog", "Checksum", "LMDB", "TestKit"]),
     // The `User` entity of Docs/AddingAnEntity.md, on EventLog's public API alone, and its tests.
     .testTarget(name: "UserEntityTests", dependencies: ["EventLog", "TestKit"]),

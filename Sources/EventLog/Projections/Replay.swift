@@ -178,7 +178,12 @@ extension EventStore {
         where projectionDatabases[projection.name] != nil && !skipped.contains(projection.name) {
           let stored = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)
           let checkpoint = stored?.resolved(atHead: head)
-          if checkpoint?.sequence != head || checkpoint?.version != projection.version {
+          // An empty log without checkpoints (created, then stopped before its first commit
+          // finished) is compared by its tables alone.
+          let emptyWithoutCheckpoint = stored == nil && head == 0
+          if !emptyWithoutCheckpoint
+            && (checkpoint?.sequence != head || checkpoint?.version != projection.version)
+          {
             return ProjectionDifference(
               projection: projection.name, table: "(checkpoint)", key: Array(projection.name.utf8),
               replayed: Schema.encode(.init(version: projection.version, sequence: head)),
