@@ -33,7 +33,7 @@ struct FormatUpgradeTests {
   func readOnly() async throws {
     let directory = TemporaryDirectory("format3")
     let path = try Self.fixture(in: directory)
-    let cli = StockCLI(dependencies: InProcessCLI.dependencies, database: path)
+    let cli = StockCLI(app: InProcessCLI.app, database: path)
     let listed = await cli("bookings", "list", "--json")
     #expect(listed.stdout == Self.bookings + "\n", "\(listed)")
     let log = await cli("log", "--json")
@@ -52,13 +52,8 @@ struct FormatUpgradeTests {
   func upgrade() async throws {
     let directory = TemporaryDirectory("format3")
     let path = try Self.fixture(in: directory)
-    var options = EventStore.Options.fastCLI
-    options.eventTypes = RestaurantBookingSchema.eventTypes
     do {
-      let store = try EventStore(
-        path: path, projections: RestaurantBookingSchema.projections,
-        admission: RestaurantBookingSchema.admission,
-        options: options)
+      let store = try EventStore(path: path, schema: .restaurantBooking, options: .fastCLI)
       let layouts = try store.layouts()
       #expect(
         layouts.map { "\($0.type)@\($0.sequence)" }
@@ -66,7 +61,7 @@ struct FormatUpgradeTests {
       #expect(layouts.allSatisfy { $0.isComplete })
       #expect(try store.verify().ok)
     }
-    let cli = StockCLI(dependencies: InProcessCLI.dependencies, database: path)
+    let cli = StockCLI(app: InProcessCLI.app, database: path)
     #expect((await cli("bookings", "list", "--json")).stdout == Self.bookings + "\n")
     #expect((await cli("verify")).status == 0)
     // The upgraded environment exports its layouts; a build without the types imports the same
@@ -75,7 +70,7 @@ struct FormatUpgradeTests {
     #expect(exported.stdout.components(separatedBy: #""layout":"#).count == 5)
     let file = try directory.file("export.jsonl", Data(exported.stdout.utf8))
     let target = directory.environment("imported")
-    let stock = StockCLI(dependencies: .stock, database: target)
+    let stock = StockCLI(app: .stock, database: target)
     #expect((await stock("import", file)).status == 0)
     #expect((await stock("export")).stdout == exported.stdout)
     let original = try EventStore(path: path, options: .readOnlyFast)

@@ -15,7 +15,7 @@ struct StockEnvironmentTests {
   @Test("log, log --json, show and export show the app's payloads with field names")
   func reads() async throws {
     let app = try await ReviewApp()
-    let stock = StockCLI(dependencies: .stock, database: app.path)
+    let stock = StockCLI(app: .stock, database: app.path)
     let log = await stock("log")
     #expect(log.status == 0, "\(log)")
     #expect(log.stdout.contains(#"{"mood":"happy","photos":[],"postedAt":"#), "\(log.stdout)")
@@ -46,13 +46,13 @@ struct StockEnvironmentTests {
     "export, import into an empty environment without the types, export: the same records and the same bytes")
   func roundTrip() async throws {
     let app = try await ReviewApp()
-    let stock = StockCLI(dependencies: .stock, database: app.path)
+    let stock = StockCLI(app: .stock, database: app.path)
     let exported = await stock("export")
     #expect(exported.status == 0)
     let file = try app.directory.file("export.jsonl", Data(exported.stdout.utf8))
-    for (name, dependencies) in [("stock", Dependencies.stock), ("app", Dependencies.reviewApp)] {
+    for (name, program) in [("stock", EventLogApp.stock), ("app", EventLogApp.reviewApp)] {
       let target = app.directory.environment("imported-\(name)")
-      let importer = StockCLI(dependencies: dependencies, database: target)
+      let importer = StockCLI(app: program, database: target)
       let imported = await importer("import", file)
       #expect(imported.status == 0, "\(imported)")
       // The same records: IDs, versions, recorded-at, payloads byte for byte, JSON flag.
@@ -111,9 +111,7 @@ struct ReviewApp {
   var jsonSequence = 0
 
   init() async throws {
-    var options = EventStore.Options.fastCLI
-    options.eventTypes = .reviewApp
-    let store = try EventStore(path: directory.environment("app"), options: options)
+    let store = try EventStore(path: directory.environment("app"), schema: .reviewApp, options: .fastCLI)
     let first = ReviewPosted(
       reviewID: UUID(), restaurant: "Pasta Palace", stars: 4, text: nil, mood: nil, photos: [], cover: nil,
       postedAt: Date(timeIntervalSinceReferenceDate: 815_000_000.123_456_7))
@@ -152,10 +150,6 @@ struct ReviewApp {
   }
 }
 
-extension EventTypeRegistry {
-  static var reviewApp: EventTypeRegistry { EventTypeRegistry([ReviewPosted.self, ReviewEdited.self]) }
-}
-
 extension EventStore.Options {
   static var fastCLI: EventStore.Options {
     var options = EventStore.Options()
@@ -171,26 +165,20 @@ extension EventStore.Options {
   }
 }
 
-extension Dependencies {
-  /// A command line that knows no app: no projections, no event types, no admission.
-  static let stock = Dependencies.generic(eventTypes: EventTypeRegistry())
+extension EventLogApp {
+  /// The stock command line: it knows no app (no event types, no projections, no rules).
+  static let stock = EventLogApp(schema: AppSchema(name: "stock", eventTypes: []))
   /// The review app's command line: its event types, no projections.
-  static let reviewApp = Dependencies.generic(eventTypes: .reviewApp)
-
-  static func generic(eventTypes: EventTypeRegistry) -> Dependencies {
-    Dependencies(
-      openStore: { path, options in try EventStore(path: path, options: options) },
-      eventTypes: eventTypes,
-      restaurantSource: { from, _ in FileRestaurantSource(path: from) },
-      restaurantRepository: { store, source in EventSourcedRestaurantRepository(store: store, source: source)
-      },
-      bookingRepository: { store in EventSourcedBookingRepository(store: store) })
-  }
+  static let reviewApp = EventLogApp(schema: .reviewApp)
 }
 
-/// ``EventLogProgram`` in this process with the given dependencies.
+extension AppSchema {
+  static let reviewApp = AppSchema(name: "reviews", eventTypes: [ReviewPosted.self, ReviewEdited.self])
+}
+
+/// An ``EventLogApp`` run in this process, on one environment.
 struct StockCLI {
-  let dependencies: Dependencies
+  let app: EventLogApp
   let database: String
 
   func callAsFunction(_ arguments: String...) async -> ProgramRun {
@@ -198,9 +186,8 @@ struct StockCLI {
     let errors = CapturedBytes()
     let console = Console(
       errorIsTerminal: false, errorSink: { errors.append($0) }, outputSink: { output.append($0) })
-    let status = await EventLogProgram.main(
-      arguments: ["--db", database] + arguments, environment: [:], dependencies: dependencies,
-      console: console)
+    let status = await app.main(
+      arguments: ["--db", database] + arguments, environment: [:], console: console)
     return ProgramRun(status: status, stdout: output.text, stderr: errors.text)
   }
 }

@@ -125,10 +125,8 @@ struct LayoutStoreTests {
       #expect(try device.verify().ok)
     }
     // The app opens the environment: its types read the JSON, and the events are folded in.
-    var options = EventStore.Options.app
-    options.eventTypes = .app
     var app: EventStore? = try EventStore(
-      path: path, projections: [ReviewsProjection()], admission: RegistryAdmission(), options: options)
+      path: path, schema: .reviews(projections: [ReviewsProjection()]), options: .app)
     try await check(try #require(app))
     await close(&app)
 
@@ -161,9 +159,7 @@ struct LayoutStoreTests {
     let review = ReviewPosted.random(&rng, index: 1)
     let text = try PayloadJSONEncoder().encode(review)
     let binary = try BinaryEncoder().encode(review)
-    var options = EventStore.Options.app
-    options.eventTypes = .app
-    try await withStore(at: dir.environment("typed"), options: options) { store in
+    try await withStore(at: dir.environment("typed"), schema: .reviews()) { store in
       let event = try store.event(
         id: UUID(), type: ReviewPosted.eventType, schemaVersion: 1, payloadJSON: text,
         metadata: EventMetadata(),
@@ -214,15 +210,13 @@ struct LayoutStoreTests {
     }
     var readOnly = EventStore.Options.app
     readOnly.readOnly = true
-    readOnly.eventTypes = .app
-    try await withStore(at: path, projections: [ReviewsProjection()], options: readOnly) { reader in
+    try await withStore(at: path, schema: .reviews(projections: [ReviewsProjection()]), options: readOnly) {
+      reader in
       #expect(try reader.layouts().isEmpty)
       let event = try #require(try reader.event(at: 1))
       #expect(try reader.payloadJSON(of: event).form == .registered)
     }
-    var options = EventStore.Options.app
-    options.eventTypes = .app
-    try await withStore(at: path, projections: [ReviewsProjection()], options: options) { store in
+    try await withStore(at: path, schema: .reviews(projections: [ReviewsProjection()])) { store in
       let layouts = try store.layouts()
       #expect(layouts.first?.sequence == 1 && layouts.first?.type == ReviewPosted.eventType)
       #expect(try store.read { try $0.projection("reviews").count(in: "by-id") } == 6)
@@ -307,6 +301,15 @@ struct RegistryAdmission: EventAdmission {
 
 extension EventTypeRegistry {
   static var app: EventTypeRegistry { EventTypeRegistry([ReviewPosted.self]) }
+}
+
+extension AppSchema {
+  /// The review app: its event type, `projections`, and the registry's readability as its rule.
+  static func reviews(projections: [any Projection] = []) -> AppSchema {
+    AppSchema(
+      name: "reviews", eventTypes: [ReviewPosted.self], projections: projections,
+      admission: RegistryAdmission())
+  }
 }
 
 extension EventStore.Options {

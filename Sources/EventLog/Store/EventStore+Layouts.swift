@@ -10,11 +10,11 @@ extension EventStore {
     return try storage { try environment.read { txn in try LayoutDatabase.all(in: txn, database: database) } }
   }
 
-  /// A transcoder over this store's event types (``Options/eventTypes``) and every layout the
+  /// A transcoder over this store's event types (``AppSchema/eventTypes``) and every layout the
   /// environment has recorded: the one `log --json`, `show` and `export` render payloads with.
   /// It sees the layouts recorded until now; take another to see later ones.
   public func payloadTranscoder() throws -> PayloadTranscoder {
-    PayloadTranscoder(eventTypes: options.eventTypes, layouts: try layouts())
+    PayloadTranscoder(eventTypes: appSchema.eventTypes, layouts: try layouts())
   }
 
   /// The payload of `event` (an event of this store) as JSON, by this store's event types or
@@ -22,7 +22,7 @@ extension EventStore {
   public func payloadJSON(of event: RecordedEvent) throws -> PayloadJSON {
     let key = LayoutKey(type: event.type, schemaVersion: event.schemaVersion)
     let layout = try storage { try environment.read { txn in try payloadForms.latestLayout(key, in: txn) } }
-    return PayloadTranscoder.json(of: event, eventTypes: options.eventTypes, layout: layout?.layout)
+    return PayloadTranscoder.json(of: event, eventTypes: appSchema.eventTypes, layout: layout?.layout)
   }
 
   /// The event to ingest for a payload that comes as JSON (a server's row): binary when this
@@ -42,7 +42,7 @@ extension EventStore {
     id: UUID, type: String, schemaVersion: UInt16, payloadJSON: Data, metadata: EventMetadata,
     recordedAt: Date?
   ) throws -> NewEvent {
-    var transcoder = PayloadTranscoder(eventTypes: options.eventTypes)
+    var transcoder = PayloadTranscoder(eventTypes: appSchema.eventTypes)
     if let database = schema.layouts,
       let layout = try storage({
         try environment.read { txn in
@@ -66,7 +66,7 @@ extension EventStore {
   ///   dropped, so each is rebuilt: the ones this store registers by this open, the others by the
   ///   first writable open of a build that registers them.
   /// - Layouts: the events stored before are walked once, and the layouts of the event types this
-  ///   store registers (``Options/eventTypes``), at their current schema version, recorded as an
+  ///   store registers (``AppSchema/eventTypes``), at their current schema version, recorded as an
   ///   append would have, at the first events that show them.
   static func upgrade(
     from format: UInt32, in txn: WriteTransaction, schema: Schema, payloads: PayloadForms

@@ -2,7 +2,7 @@ import Foundation
 import LMDB
 
 /// What a store knows to turn a JSON payload into binary: its event types
-/// (``EventStore/Options/eventTypes``) and the layouts its environment recorded. The projections
+/// (``EventStore/appSchema``'s ``AppSchema/eventTypes``) and the layouts its environment recorded. The projections
 /// and the admission are only handed binary payloads: every fold, ingest, readmission and
 /// verification converts a stored JSON payload here first.
 struct PayloadForms: Sendable {
