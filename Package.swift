@@ -11,6 +11,7 @@ let package = Package(
     .library(name: "Postgres", targets: ["Postgres"]),
     .library(name: "Replication", targets: ["Replication"]),
     .library(name: "ReplicationPostgres", targets: ["ReplicationPostgres"]),
+    .library(name: "ReplicationSupabase", targets: ["ReplicationSupabase"]),
     .executable(name: "eventlog", targets: ["eventlog"]),
     .executable(name: "eventlog-benchmarks", targets: ["EventLogBenchmarks"]),
     .executable(name: "eventlog-stress", targets: ["EventLogStress"]),
@@ -57,13 +58,19 @@ let package = Package(
     .target(name: "Replication", dependencies: ["EventLog"]),
     // The PostgreSQL transport of replication: the server schema (versioned SQL) and libpq calls.
     .target(name: "ReplicationPostgres", dependencies: ["Replication", "Postgres", "EventLog"]),
+    // The HTTPS transport of replication: Supabase's API (PostgREST `rpc/`) calling the same SQL
+    // functions with the signed-in user's access token, over the libcurl client.
+    .target(name: "ReplicationSupabase", dependencies: ["Replication", "HTTP", "EventLog"]),
     // The restaurant-booking domain: models, events, projections, repositories, view models.
     .target(name: "RestaurantBooking", dependencies: ["EventLog", "HTTP"]),
     // The command line: argument parsing and every command, as a library so tests can call it.
     .target(name: "EventLogCLI", dependencies: ["EventLog", "RestaurantBooking", "Replication"]),
     // The composition root: creates the concrete repositories and runs the command line.
     .executableTarget(
-      name: "eventlog", dependencies: ["EventLogCLI", "RestaurantBooking", "EventLog", "ReplicationPostgres"]),
+      name: "eventlog",
+      dependencies: [
+        "EventLogCLI", "RestaurantBooking", "EventLog", "ReplicationPostgres", "ReplicationSupabase",
+      ]),
     // SQLite's C API from the system library, for the benchmark baseline only.
     .systemLibrary(
       name: "CSQLite",
