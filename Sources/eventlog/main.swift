@@ -3,6 +3,7 @@ import EventLog
 import EventLogCLI
 import Foundation
 import ReplicationPostgres
+import ReplicationSupabase
 import RestaurantBooking
 
 // First, before the runtime opens anything: closed standard streams must fail as closed.
@@ -23,7 +24,15 @@ let dependencies = Dependencies(
   replicatedStreamPrefixes: RestaurantBookingSchema.replicatedStreamPrefixes,
   latestServerSchema: ServerSchema.latestVersion,
   replicationTransport: { remote in
-    try PostgresTransport(url: remote.url, allowUnencrypted: remote.allowUnencrypted)
+    // A Supabase project's https:// URL: its API with the user's session; else libpq.
+    if SupabaseTransport.handles(remote.url) {
+      guard let url = URL(string: remote.url) else {
+        throw SupabaseError.invalidURL(reason: "it is not a valid URL")
+      }
+      return try SupabaseTransport(
+        projectURL: url, apiKey: remote.apiKey ?? "", accessToken: remote.accessToken)
+    }
+    return try PostgresTransport(url: remote.url, allowUnencrypted: remote.allowUnencrypted)
   },
   initializeRemote: { remote, prefixes in
     let transport = try PostgresTransport(url: remote.url, allowUnencrypted: remote.allowUnencrypted)
