@@ -123,6 +123,15 @@ let package = Package(
         "RestaurantBooking",
         "TestKit",
       ]),
+    // Replication through Supabase's API: the HTTPS transport against the PostgREST stand-in over
+    // a real PostgreSQL with Supabase's auth pieces (users, tokens, faults, the command line).
+    .testTarget(
+      name: "SupabaseReplicationTests",
+      dependencies: [
+        "ReplicationSupabase", "Replication", "ReplicationPostgres", "PostgRESTTestSupport",
+        "PostgresTestSupport", "Postgres", "HTTP", "HTTPTestSupport", "EventLog", "RestaurantBooking",
+        "TestKit",
+      ]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),
     // The PostgREST stand-in against a throwaway PostgreSQL: tokens, calls, errors, faults.
     .testTarget(
