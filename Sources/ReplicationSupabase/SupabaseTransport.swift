@@ -293,7 +293,8 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
   /// (`eventlog_api.pull` after the last position pulled, waiting ``longPollWait`` on the server),
   /// which stays open across calls until it answers.
   /// - Returns: `true` when the server has events past the last position pulled (or no longer
-  ///   holds what was pulled: the next pull says so), `false` when the time ran out first.
+  ///   holds what was pulled, or answered what the protocol does not allow: the next pull says
+  ///   so), `false` when the time ran out first.
   /// - Throws: the long poll's failure (a ``SupabaseError``), once.
   public func waitForNews(upTo timeout: Duration) async throws -> Bool {
     try await poll.wait(upTo: timeout) { [self] after in
@@ -303,7 +304,9 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
         let rows = try await pullRows(
           after: PullCursor(position: position, eventID: nil), limit: 1, maxBytes: 1_024, wait: longPollWait)
         return !rows.isEmpty
-      } catch ReplicationError.serverChanged {
+      } catch is ReplicationError {
+        // The server's log changed under the device, or its answer broke the protocol: a round
+        // starts, and its pull says so (and records it) as a pull does.
         return true
       }
     }
