@@ -6,7 +6,7 @@ import Testing
 
 /// `push`, `pull`, `replicate` and `remote status` of the built `eventlog` with a Supabase
 /// project's URL, as a user runs them.
-@Suite("eventlog through Supabase's API", .needsPostgres)
+@Suite("eventlog through Supabase's API", .needsPostgres, .serialized)
 struct SupabaseCommandLineTests {
   static let binary = builtProduct("eventlog", override: "EVENTLOG_BINARY")
   static let catalog = """
@@ -173,9 +173,12 @@ struct SupabaseCommandLineTests {
     try phone.book("First")
     try phone.book("Second")
 
-    // The push commits on the server; its answer is held back, and the CLI is killed meanwhile.
-    api.standIn.inject(.slowAnswer(.seconds(6)), function: "push")
-    let pushing = try spawn(["--db", phone.database, "push", url], environment: environment)
+    // The push commits on the server; its answer is held back (long enough for a starved test task
+    // to notice the commit), and the CLI is killed meanwhile.
+    api.standIn.inject(.slowAnswer(.seconds(90)), function: "push")
+    let pushing = try spawn(
+      ["--db", phone.database, "push", url, "--retry-for", "300"], environment: environment)
+    defer { if pushing.isRunning { kill(pushing.processIdentifier, SIGKILL) } }
     try await waitFor("the push's commit") {
       api.standIn.requests.contains { $0.function == "push" && $0.committed }
     }

@@ -39,7 +39,12 @@ struct APIProject: Sendable {
     initialized: Bool = true, exposedSchemas: [String] = ["eventlog_api"],
     configure: (inout PostgRESTStandIn.Configuration) -> Void = { _ in }
   ) async throws {
-    project = try SupabaseTestProject(exposedSchemas: exposedSchemas, configure: configure)
+    // Two pooled connections are enough for a test (a long poll and a call beside it): the shared
+    // server's connection slots are shared by every suite running meanwhile.
+    project = try await Self.project(exposedSchemas: exposedSchemas) { configuration in
+      configuration.poolSize = 2
+      configure(&configuration)
+    }
     // The database's owner stands for Supabase's `postgres` role, which may use the schema `auth`
     // and its functions (supabase/supabase, docker/volumes/db/init/
     // 20211115181400-update-auth-permissions.sql: `GRANT USAGE ON SCHEMA auth TO postgres`, `GRANT
@@ -56,6 +61,23 @@ struct APIProject: Sendable {
       let report = try await transport.initializeSchema(
         replicatedStreamPrefixes: RestaurantBookingSchema.replicatedStreamPrefixes)
       #expect(report.api, "remote init set up API mode")
+    }
+  }
+
+  /// A new project; tried again, up to five times a second apart, while the shared server has no
+  /// connection slot free (every suite running meanwhile uses them; the set-up is a test's
+  /// precondition, not what it checks).
+  private static func project(
+    exposedSchemas: [String], configure: (inout PostgRESTStandIn.Configuration) -> Void
+  ) async throws -> SupabaseTestProject {
+    var attempt = 1
+    while true {
+      do {
+        return try SupabaseTestProject(exposedSchemas: exposedSchemas, configure: configure)
+      } catch let error where attempt < 5 && "\(error)".contains("remaining connection slots") {
+        attempt += 1
+        try await Task.sleep(for: .seconds(1))
+      }
     }
   }
 

@@ -13,7 +13,9 @@ import Testing
 
 /// Replication through a Supabase project's API: users' devices over the PostgREST stand-in,
 /// against a real PostgreSQL with Supabase's auth pieces and schema version 3 in API mode.
-@Suite("Replication through Supabase's API", .needsPostgres)
+/// One test at a time: each holds a project (a database, the stand-in and its connections) on the
+/// shared server, whose connection slots every suite running meanwhile needs too.
+@Suite("Replication through Supabase's API", .needsPostgres, .serialized)
 struct SupabaseTransportTests {
   @Test func twoUsersDevicesShareTheirBookingsAndStayIsolated() async throws {
     let api = try await APIProject()
@@ -505,9 +507,10 @@ final class StopFlag: Sendable {
   var isSet: Bool { flag.withLock { $0 } }
 }
 
-/// Waits (sleeping the task, never the thread) until `condition` holds, for at most 20 s.
+/// Waits (sleeping the task, never the thread) until `condition` holds, for at most `limit`
+/// (generous: on a loaded 2-core machine a task may wait seconds for a thread).
 func waitFor(
-  _ what: String, within limit: Duration = .seconds(20), sourceLocation: SourceLocation = #_sourceLocation,
+  _ what: String, within limit: Duration = .seconds(60), sourceLocation: SourceLocation = #_sourceLocation,
   _ condition: () async throws -> Bool
 ) async throws {
   let deadline = ContinuousClock.now + limit
