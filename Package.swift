@@ -12,9 +12,11 @@ let package = Package(
     .library(name: "Replication", targets: ["Replication"]),
     .library(name: "ReplicationPostgres", targets: ["ReplicationPostgres"]),
     .library(name: "ReplicationSupabase", targets: ["ReplicationSupabase"]),
+    .library(name: "EventLogCLI", targets: ["EventLogCLI"]),
     .executable(name: "eventlog", targets: ["eventlog"]),
     .executable(name: "eventlog-benchmarks", targets: ["EventLogBenchmarks"]),
     .executable(name: "eventlog-stress", targets: ["EventLogStress"]),
+    .executable(name: "user-eventlog", targets: ["UserEventLog"]),
   ],
   targets: [
     // The C API of LMDB, from the system library (Debian: liblmdb-dev). Only `LMDB` imports it.
@@ -63,14 +65,17 @@ let package = Package(
     .target(name: "ReplicationSupabase", dependencies: ["Replication", "HTTP", "EventLog"]),
     // The restaurant-booking domain: models, events, projections, repositories, view models.
     .target(name: "RestaurantBooking", dependencies: ["EventLog", "HTTP"]),
-    // The command line: argument parsing and every command, as a library so tests can call it.
-    .target(name: "EventLogCLI", dependencies: ["EventLog", "RestaurantBooking", "Replication"]),
-    // The composition root: creates the concrete repositories and runs the command line.
+    // The command line of any app's log: argument parsing, the generic commands and the plug-in
+    // protocol an app's own commands use, as a library so that tests and apps can call it.
+    .target(
+      name: "EventLogCLI",
+      dependencies: ["EventLog", "Replication", "ReplicationPostgres", "ReplicationSupabase"]),
+    // The example domain's commands for the command line (`restaurants …`, `bookings …`), a plug-in.
+    .target(name: "RestaurantBookingCLI", dependencies: ["EventLogCLI", "RestaurantBooking", "EventLog"]),
+    // The composition root of the shipped `eventlog`: the example's schema and plug-in, PostgreSQL
+    // or a Supabase project's API.
     .executableTarget(
-      name: "eventlog",
-      dependencies: [
-        "EventLogCLI", "RestaurantBooking", "EventLog", "ReplicationPostgres", "ReplicationSupabase",
-      ]),
+      name: "eventlog", dependencies: ["EventLogCLI", "RestaurantBookingCLI", "RestaurantBooking"]),
     // SQLite's C API from the system library, for the benchmark baseline only.
     .systemLibrary(
       name: "CSQLite",
@@ -94,6 +99,10 @@ let package = Package(
       dependencies: ["EventLog", "RestaurantBooking", "TestKit"],
       path: "Tests/Support/EventLogStress"
     ),
+    // Test support: an app's own `eventlog`, for the `User` entity of Tests/UserEntityTests (its two
+    // files are linked into the target), built as Docs/CLI.md shows; the CLI tests run it.
+    .executableTarget(
+      name: "UserEventLog", dependencies: ["EventLogCLI", "EventLog"], path: "Tests/Support/UserEventLog"),
     // Fuzz target for the record and payload decoders (built by .ci/fuzz with the fuzzer sanitizer).
     .executableTarget(
       name: "EventLogFuzz", dependencies: ["EventLog", "Checksum"], path: "Tests/Fuzz/EventLogFuzz"),
@@ -144,7 +153,8 @@ let package = Package(
       name: "RestaurantBookingTests",
       dependencies: ["RestaurantBooking", "EventLog", "HTTPTestSupport", "TestKit"]),
     .testTarget(
-      name: "EventLogCLITests", dependencies: ["EventLogCLI", "EventLog", "RestaurantBooking", "TestKit"]),
+      name: "EventLogCLITests",
+      dependencies: ["EventLogCLI", "RestaurantBookingCLI", "EventLog", "RestaurantBooking", "TestKit"]),
     // Crashes (kill -9), map growth and dead readers across processes, concurrency.
     .testTarget(
       name: "ReliabilityTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB", "TestKit"]),

@@ -53,9 +53,7 @@ struct FailureTests {
     // Back up: the same push goes through, once (with the usual budget: one second is short
     // for a server that has just started, on a loaded machine).
     try server.start()
-    let patient = Replicator(
-      store: phone.store, transport: phone.transport, isReplicated: RestaurantBookingSchema.isReplicated,
-      eventTypes: RestaurantBookingSchema.eventTypes, options: Device.quickOptions)
+    let patient = Replicator(store: phone.store, transport: phone.transport, options: Device.quickOptions)
     #expect(try await patient.push().pushed == 1)
   }
 

@@ -162,13 +162,9 @@ final class APIDevice: Sendable {
 
   init(_ project: APIProject, tokens: Tokens, options: ReplicationOptions = APIDevice.quickOptions) throws {
     directory = TemporaryDirectory("api-device")
-    store = try EventStore(
-      path: directory.environment(), projections: RestaurantBookingSchema.projections,
-      admission: RestaurantBookingSchema.admission, options: .fast)
+    store = try EventStore(path: directory.environment(), schema: .restaurantBooking, options: .fast)
     transport = try project.transport(tokens)
-    replicator = Replicator(
-      store: store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated,
-      eventTypes: RestaurantBookingSchema.eventTypes, options: options)
+    replicator = Replicator(store: store, transport: transport, options: options)
   }
 
   deinit { transport.close() }

@@ -303,9 +303,7 @@ struct SupabaseTransportTests {
     let user = UUID()
     let transport = try api.transport(Tokens(api.token(user)), requestTimeout: .seconds(2))
     let device = try APIDevice(api, tokens: Tokens(api.token(user)))
-    let replicator = Replicator(
-      store: device.store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated,
-      eventTypes: RestaurantBookingSchema.eventTypes, options: APIDevice.quickOptions)
+    let replicator = Replicator(store: device.store, transport: transport, options: APIDevice.quickOptions)
     let restaurant = try await device.addRestaurant()
     try await device.book(restaurant)
     // The push commits, and its answer comes after the client gave up: the retry finds it stored.
@@ -318,9 +316,7 @@ struct SupabaseTransportTests {
     try await device.book(restaurant)
     var options = APIDevice.quickOptions
     options.retryFor = .seconds(3)
-    let bounded = Replicator(
-      store: device.store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated,
-      eventTypes: RestaurantBookingSchema.eventTypes, options: options)
+    let bounded = Replicator(store: device.store, transport: transport, options: options)
     api.standIn.inject(.slowAnswer(.seconds(8)), times: 50, function: "device_mark")
     let started = ContinuousClock.now
     let error = await #expect(throws: ReplicationError.self) { try await bounded.push() }

@@ -178,7 +178,7 @@ extension ProgressReporter {
 extension CommandContext {
   /// The transport to the server of `remote`.
   func transport(_ remote: RemoteSettings) throws -> any ReplicationTransport {
-    guard let makeTransport = dependencies.replicationTransport else {
+    guard let makeTransport = dependencies.remote?.connect else {
       throw CommandFailure("this build of eventlog has no replication transport")
     }
     return try makeTransport(remote)
@@ -189,9 +189,7 @@ extension CommandContext {
   {
     var options = ReplicationOptions()
     options.retryFor = retryFor
-    return Replicator(
-      store: store, transport: transport, isReplicated: dependencies.isReplicated,
-      eventTypes: dependencies.eventTypes, options: options)
+    return Replicator(store: store, transport: transport, options: options)
   }
 
   /// Says on standard error that a transient failure is retried.
@@ -260,7 +258,7 @@ struct RemoteInitCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let url = try RemoteURL.resolve(url, context, projectAllowed: false)
-    guard let initialize = context.dependencies.initializeRemote else {
+    guard let initialize = context.dependencies.remote?.initialize else {
       throw CommandFailure("this build of eventlog has no replication transport")
     }
     let result = try await initialize(
@@ -323,7 +321,7 @@ struct RemoteStatusCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
-    let status = try LocalReplica(store: store, isReplicated: context.dependencies.isReplicated).status()
+    let status = try LocalReplica(store: store).status()
     var serverView: (server: String, info: ServerInfo, mark: ServerMark)?
     if url != nil || server {
       let url = try RemoteURL.resolve(url, context)
