@@ -24,6 +24,12 @@ extension EventStore.Options {
   }
 }
 
+/// The suites of this target that use PostgreSQL, one test at a time: each test holds a project
+/// (a database, the stand-in and its pooled connections) on the shared server, whose connection
+/// slots every suite running meanwhile needs too.
+@Suite(.needsPostgres, .serialized)
+enum SupabaseReplication {}
+
 /// A Supabase project for one test: Supabase's auth pieces and the stand-in over a database of
 /// its own, on which `eventlog remote init` (as the database's owner) set up API mode, and
 /// `eventlog_api` exposed.
@@ -39,9 +45,27 @@ struct APIProject: Sendable {
     initialized: Bool = true, exposedSchemas: [String] = ["eventlog_api"],
     configure: (inout PostgRESTStandIn.Configuration) -> Void = { _ in }
   ) async throws {
-    // Two pooled connections are enough for a test (a long poll and a call beside it): the shared
-    // server's connection slots are shared by every suite running meanwhile.
-    project = try await Self.project(exposedSchemas: exposedSchemas) { configuration in
+    // Tried again, up to five times a second apart, while the shared server has no connection
+    // slot free (every suite running meanwhile uses them; the set-up is a test's precondition, not
+    // what it checks).
+    var attempt = 1
+    while true {
+      do {
+        project = try await Self.setUp(
+          initialized: initialized, exposedSchemas: exposedSchemas, configure: configure)
+        return
+      } catch let error where attempt < 5 && "\(error)".contains("remaining connection slots") {
+        attempt += 1
+        try await Task.sleep(for: .seconds(1))
+      }
+    }
+  }
+
+  private static func setUp(
+    initialized: Bool, exposedSchemas: [String], configure: (inout PostgRESTStandIn.Configuration) -> Void
+  ) async throws -> SupabaseTestProject {
+    // Two pooled connections are enough for a test (a long poll and a call beside it).
+    let project = try SupabaseTestProject(exposedSchemas: exposedSchemas) { configuration in
       configuration.poolSize = 2
       configure(&configuration)
     }
@@ -62,23 +86,7 @@ struct APIProject: Sendable {
         replicatedStreamPrefixes: RestaurantBookingSchema.replicatedStreamPrefixes)
       #expect(report.api, "remote init set up API mode")
     }
-  }
-
-  /// A new project; tried again, up to five times a second apart, while the shared server has no
-  /// connection slot free (every suite running meanwhile uses them; the set-up is a test's
-  /// precondition, not what it checks).
-  private static func project(
-    exposedSchemas: [String], configure: (inout PostgRESTStandIn.Configuration) -> Void
-  ) async throws -> SupabaseTestProject {
-    var attempt = 1
-    while true {
-      do {
-        return try SupabaseTestProject(exposedSchemas: exposedSchemas, configure: configure)
-      } catch let error where attempt < 5 && "\(error)".contains("remaining connection slots") {
-        attempt += 1
-        try await Task.sleep(for: .seconds(1))
-      }
-    }
+    return project
   }
 
   var standIn: PostgRESTStandIn { project.standIn }
