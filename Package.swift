@@ -11,6 +11,7 @@ let package = Package(
     .library(name: "Postgres", targets: ["Postgres"]),
     .library(name: "Replication", targets: ["Replication"]),
     .library(name: "ReplicationPostgres", targets: ["ReplicationPostgres"]),
+    .library(name: "ReplicationSupabase", targets: ["ReplicationSupabase"]),
     .library(name: "EventLogCLI", targets: ["EventLogCLI"]),
     .executable(name: "eventlog", targets: ["eventlog"]),
     .executable(name: "eventlog-benchmarks", targets: ["EventLogBenchmarks"]),
@@ -59,14 +60,20 @@ let package = Package(
     .target(name: "Replication", dependencies: ["EventLog"]),
     // The PostgreSQL transport of replication: the server schema (versioned SQL) and libpq calls.
     .target(name: "ReplicationPostgres", dependencies: ["Replication", "Postgres", "EventLog"]),
+    // The HTTPS transport of replication: Supabase's API (PostgREST `rpc/`) calling the same SQL
+    // functions with the signed-in user's access token, over the libcurl client.
+    .target(name: "ReplicationSupabase", dependencies: ["Replication", "HTTP", "EventLog"]),
     // The restaurant-booking domain: models, events, projections, repositories, view models.
     .target(name: "RestaurantBooking", dependencies: ["EventLog", "HTTP"]),
     // The command line of any app's log: argument parsing, the generic commands and the plug-in
     // protocol an app's own commands use, as a library so that tests and apps can call it.
-    .target(name: "EventLogCLI", dependencies: ["EventLog", "Replication", "ReplicationPostgres"]),
+    .target(
+      name: "EventLogCLI",
+      dependencies: ["EventLog", "Replication", "ReplicationPostgres", "ReplicationSupabase"]),
     // The example domain's commands for the command line (`restaurants …`, `bookings …`), a plug-in.
     .target(name: "RestaurantBookingCLI", dependencies: ["EventLogCLI", "RestaurantBooking", "EventLog"]),
-    // The composition root of the shipped `eventlog`: the example's schema and plug-in, PostgreSQL.
+    // The composition root of the shipped `eventlog`: the example's schema and plug-in, PostgreSQL
+    // or a Supabase project's API.
     .executableTarget(
       name: "eventlog", dependencies: ["EventLogCLI", "RestaurantBookingCLI", "RestaurantBooking"]),
     // SQLite's C API from the system library, for the benchmark baseline only.
@@ -123,6 +130,15 @@ let package = Package(
       dependencies: [
         "Replication", "ReplicationPostgres", "Postgres", "PostgresTestSupport", "EventLog",
         "RestaurantBooking",
+        "TestKit",
+      ]),
+    // Replication through Supabase's API: the HTTPS transport against the PostgREST stand-in over
+    // a real PostgreSQL with Supabase's auth pieces (users, tokens, faults, the command line).
+    .testTarget(
+      name: "SupabaseReplicationTests",
+      dependencies: [
+        "ReplicationSupabase", "Replication", "ReplicationPostgres", "PostgRESTTestSupport",
+        "PostgresTestSupport", "Postgres", "HTTP", "HTTPTestSupport", "EventLog", "RestaurantBooking",
         "TestKit",
       ]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),

@@ -1,10 +1,13 @@
+import Foundation
 import Replication
 import ReplicationPostgres
+import ReplicationSupabase
 
 /// How the command line reaches a replication server: a transport (`push`, `pull`, `replicate`,
 /// `remote status URL`) and the set-up of the server's schema (`remote init`).
 ///
-/// The transport is the composition root's choice: the shipped `eventlog` passes ``postgres``.
+/// The transport is the composition root's choice: the shipped `eventlog` passes
+/// ``postgresAndSupabase``.
 public struct ReplicationRemote: Sendable {
   /// A transport to the server of the settings; nothing need connect until its first call.
   public var connect: @Sendable (_ remote: RemoteSettings) throws -> any ReplicationTransport
@@ -46,4 +49,19 @@ public struct ReplicationRemote: Sendable {
       )
     },
     latestServerSchema: ServerSchema.latestVersion)
+
+  /// ``postgres`` for `postgres://` and `postgresql://` URLs, and a Supabase project's API
+  /// (`ReplicationSupabase`) for its `https://` URL (`http://` on a loopback host), as the
+  /// signed-in user of ``RemoteSettings/accessToken`` with ``RemoteSettings/apiKey``. `remote
+  /// init` takes a libpq URL only: the schema is created over the database's connection.
+  public static let postgresAndSupabase = ReplicationRemote(
+    connect: { remote in
+      guard SupabaseTransport.handles(remote.url) else { return try postgres.connect(remote) }
+      guard let url = URL(string: remote.url) else {
+        throw SupabaseError.invalidURL(reason: "it is not a valid URL")
+      }
+      return try SupabaseTransport(
+        projectURL: url, apiKey: remote.apiKey ?? "", accessToken: remote.accessToken)
+    },
+    initialize: postgres.initialize, latestServerSchema: postgres.latestServerSchema)
 }
