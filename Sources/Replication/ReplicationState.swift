@@ -146,13 +146,15 @@ public struct ReplicationStatus: Sendable, Hashable {
 public struct LocalReplica: Sendable {
   /// The local log.
   public let store: EventStore
-  /// Whether a stream's events are shared.
+  /// Whether a stream's events are shared: ``EventLog/AppSchema/isReplicated(_:)`` of the store's
+  /// schema.
   public let isReplicated: @Sendable (StreamID) -> Bool
 
-  /// Creates the view of `store`'s replication.
-  public init(store: EventStore, isReplicated: @escaping @Sendable (StreamID) -> Bool) {
+  /// Creates the view of `store`'s replication, of its schema's replicated streams.
+  public init(store: EventStore) {
     self.store = store
-    self.isReplicated = isReplicated
+    let streams = store.appSchema.replicatedStreams
+    self.isReplicated = { streams.contains($0) }
   }
 
   /// The last local sequence the server acknowledged.

@@ -37,9 +37,7 @@ extension Replicator {
     shouldStop: @escaping @Sendable () -> Bool, report: @escaping @Sendable (WatchEvent) -> Void = { _ in }
   ) async throws -> WatchRound {
     var total = WatchRound(push: PushSummary(), pull: PullSummary())
-    let live = Replicator(
-      store: store, transport: transport, isReplicated: isReplicated, eventTypes: conversion.registry,
-      options: liveOptions)
+    let live = Replicator(store: store, transport: transport, options: liveOptions)
     let onRetry: @Sendable (String, Duration) -> Void = { report(.retrying(error: $0, delay: $1)) }
     var listening = true
     while !shouldStop() {

@@ -104,37 +104,37 @@ public struct ReplicationProgress: Sendable {
 ///   notifications, every ``ReplicationOptions/pollInterval``, and retries through outages until
 ///   stopped.
 ///
-/// It knows nothing of the domain: which streams replicate is `isReplicated`'s answer, and the
-/// payloads' JSON form comes from the event types it is given.
+/// It knows nothing of the domain: which streams replicate, and the payloads' JSON form on the
+/// server, come from the store's schema (``EventLog/AppSchema/replicatedStreams``,
+/// ``EventLog/AppSchema/eventTypes``), so the store and the replicator cannot disagree.
 public final class Replicator: Sendable {
   /// The local log.
   public let store: EventStore
   /// The server.
   public let transport: any ReplicationTransport
-  /// Whether a stream's events are shared.
+  /// Whether a stream's events are shared: ``EventLog/AppSchema/isReplicated(_:)`` of the store's
+  /// schema.
   public let isReplicated: @Sendable (StreamID) -> Bool
   /// Batching, paging and retrying.
   public let options: ReplicationOptions
   let conversion: PayloadConversion
 
-  /// Creates a replicator.
+  /// Creates a replicator of `store`'s replicated streams (its schema's
+  /// ``EventLog/AppSchema/replicatedStreams``), whose payloads take their JSON form on the server
+  /// from its schema's event types (a type it does not know travels as `{"$binary": …}`).
   /// - Parameters:
   ///   - store: the local log.
   ///   - transport: the server.
-  ///   - isReplicated: whether a stream's events are shared.
-  ///   - eventTypes: the app's event types, which give payloads their JSON form on the server
-  ///     (without them, payloads travel as `{"$binary": …}`).
   ///   - options: batching, paging and retrying.
   public init(
-    store: EventStore, transport: any ReplicationTransport,
-    isReplicated: @escaping @Sendable (StreamID) -> Bool, eventTypes: EventTypeRegistry = EventTypeRegistry(),
-    options: ReplicationOptions = ReplicationOptions()
+    store: EventStore, transport: any ReplicationTransport, options: ReplicationOptions = ReplicationOptions()
   ) {
     self.store = store
     self.transport = transport
-    self.isReplicated = isReplicated
+    let streams = store.appSchema.replicatedStreams
+    self.isReplicated = { streams.contains($0) }
     self.options = options
-    self.conversion = PayloadConversion(registry: eventTypes)
+    self.conversion = PayloadConversion(registry: store.appSchema.eventTypes)
   }
 
   private var deviceID: UUID {
@@ -624,5 +624,5 @@ public final class Replicator: Sendable {
   public func status() throws -> ReplicationStatus { try local.status() }
 
   /// What the local log knows of its replication.
-  public var local: LocalReplica { LocalReplica(store: store, isReplicated: isReplicated) }
+  public var local: LocalReplica { LocalReplica(store: store) }
 }

@@ -56,13 +56,15 @@ struct ReplicationBenchmarkTests {
     let fixture = dir.path("fixture")
     try await ReplicationFixture.build(.replicatePush, size: 100, at: fixture)
     var outcomes: [String] = []
-    for (index, eventTypes) in [RestaurantBookingSchema.eventTypes, EventTypeRegistry()].enumerated() {
-      let run = try ReplicationFixture.PushRun(fixture: fixture, directory: dir.path("run\(index)"))
+    // The domain's schema, then one that knows no event type (the same streams replicate).
+    let opaque = AppSchema(
+      name: "opaque", eventTypes: [],
+      replicatedStreams: StreamSelection(prefixes: RestaurantBookingSchema.replicatedStreamPrefixes))
+    for (index, schema) in [AppSchema.restaurantBooking, opaque].enumerated() {
+      let run = try ReplicationFixture.PushRun(
+        fixture: fixture, directory: dir.path("run\(index)"), schema: schema)
       let transport = try PostgresTransport(url: run.url)
-      let summary = try await Replicator(
-        store: run.store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated,
-        eventTypes: eventTypes
-      ).push()
+      let summary = try await Replicator(store: run.store, transport: transport).push()
       transport.close()
       outcomes.append(try run.finish(stored: summary.pushed))
     }

@@ -77,13 +77,9 @@ final class Device: Sendable {
     at directory: TemporaryDirectory = TemporaryDirectory("device")
   ) throws {
     self.directory = directory
-    store = try EventStore(
-      path: directory.environment(), projections: RestaurantBookingSchema.projections,
-      admission: RestaurantBookingSchema.admission, options: .fast)
+    store = try EventStore(path: directory.environment(), schema: .restaurantBooking, options: .fast)
     transport = try PostgresTransport(url: customer.url, statementTimeout: .seconds(20))
-    replicator = Replicator(
-      store: store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated,
-      eventTypes: RestaurantBookingSchema.eventTypes, options: options)
+    replicator = Replicator(store: store, transport: transport, options: options)
   }
 
   deinit { transport.close() }

@@ -5,7 +5,7 @@ import ReplicationPostgres
 import RestaurantBooking
 
 /// `eventlog`: the library through its public API, as users run it: checksums, ID and stream
-/// indexes, idempotency, inline projections (`RestaurantBookingSchema.projections`), durable
+/// indexes, idempotency, inline projections (`AppSchema.restaurantBooking`'s), durable
 /// commits; the repositories for `sync.diff` and `read.all`; `Replicator` through
 /// `PostgresTransport` for the replicate workloads, as `eventlog push` and `eventlog pull` run it.
 struct EventLogSystem: BenchmarkSystem {
@@ -13,19 +13,17 @@ struct EventLogSystem: BenchmarkSystem {
     var options = EventStore.Options()
     options.mapSize = BenchmarkDefaults.mapSize
     options.durability = durable ? .durable : .noSync
-    return try EventStore(path: path, projections: RestaurantBookingSchema.projections, options: options)
+    return try EventStore(path: path, schema: .restaurantBooking, options: options)
   }
 
-  /// A replicator of `store` over libpq to `url`, with the domain's event types (payloads travel
-  /// as their JSON), connected and with the server's schema checked, as `eventlog push` and
+  /// A replicator of `store` over libpq to `url` (its schema's event types give the payloads
+  /// their JSON form), connected and with the server's schema checked, as `eventlog push` and
   /// `eventlog pull` do before they move any event.
   static func checkedReplicator(
     store: EventStore, url: String
   ) async throws -> (Replicator, PostgresTransport) {
     let transport = try PostgresTransport(url: url)
-    let replicator = Replicator(
-      store: store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated,
-      eventTypes: RestaurantBookingSchema.eventTypes)
+    let replicator = Replicator(store: store, transport: transport)
     try await replicator.checkServer()
     return (replicator, transport)
   }

@@ -28,15 +28,15 @@ enum ReplicationFixture {
   /// The fixture's server database, as JSON (`replicate.pull`).
   static let serverFile = "server.json"
 
-  /// Opens a local log as the `eventlog` command does: the domain's projections and admission.
-  static func open(_ path: String, durable: Bool) throws -> EventStore {
+  /// Opens a local log as the `eventlog` command does, with the domain's schema (its projections,
+  /// admission, event types and replicated streams) unless another is given.
+  static func open(
+    _ path: String, durable: Bool, schema: AppSchema = .restaurantBooking
+  ) throws -> EventStore {
     var options = EventStore.Options()
     options.mapSize = BenchmarkDefaults.mapSize
     options.durability = durable ? .durable : .noSync
-    return try EventStore(
-      path: path, projections: RestaurantBookingSchema.projections,
-      admission: RestaurantBookingSchema.admission,
-      options: options)
+    return try EventStore(path: path, schema: schema, options: options)
   }
 
   /// Builds the fixture of `workload` at `path` (not measured).
@@ -51,10 +51,8 @@ enum ReplicationFixture {
     let database = try ReplicationDatabase.create(on: server, for: try BenchmarkServer.customer(on: server))
     let transport = try PostgresTransport(url: database.url(on: server))
     defer { transport.close() }
-    let summary = try await Replicator(
-      store: store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated,
-      eventTypes: RestaurantBookingSchema.eventTypes
-    ).push()
+    // The store's schema gives the payloads their JSON form on the server.
+    let summary = try await Replicator(store: store, transport: transport).push()
     guard summary.pushed == size else {
       throw BenchmarkServer.Failure(
         description: "the pull fixture's push stored \(summary.pushed) of \(size) events")
@@ -70,11 +68,14 @@ enum ReplicationFixture {
     let database: ReplicationDatabase
     let store: EventStore
 
-    init(fixture: String, directory: String) throws {
+    /// A fresh copy of `fixture`'s local log in `directory`, opened durable with `schema` (the
+    /// domain's; a test opens it with one that knows no event type, so that payloads travel as
+    /// `{"$binary": …}`), and a fresh server database.
+    init(fixture: String, directory: String, schema: AppSchema = .restaurantBooking) throws {
       try FileSystem.copyDirectory(fixture + "/" + ReplicationFixture.localLog, to: directory)
       server = try BenchmarkServer.attached()
       database = try ReplicationDatabase.create(on: server, for: try BenchmarkServer.customer(on: server))
-      store = try ReplicationFixture.open(directory, durable: true)
+      store = try ReplicationFixture.open(directory, durable: true, schema: schema)
     }
 
     var url: String { database.url(on: server) }
@@ -93,8 +94,7 @@ enum ReplicationFixture {
     /// (``ReplicationDatabase/pushOutcome(on:device:deviceKey:)``), the local pushed mark and
     /// replication state (``stateOutcome(_:)``); then the database is dropped.
     func finish(stored: Int) throws -> String {
-      let local = try LocalReplica(store: store, isReplicated: RestaurantBookingSchema.isReplicated)
-        .pushedThrough()
+      let local = try LocalReplica(store: store).pushedThrough()
       guard let device = store.deviceID,
         let key = try store.stateValue(forKey: Array("replication.device-key".utf8))
       else {
@@ -147,7 +147,7 @@ enum ReplicationFixture {
   /// recorded-at) with where the pull recorded it came from (server position, origin device and
   /// sequence); `state` is ``stateOutcome(_:)``.
   static func pullOutcome(_ store: EventStore) throws -> String {
-    let replica = LocalReplica(store: store, isReplicated: RestaurantBookingSchema.isReplicated)
+    let replica = LocalReplica(store: store)
     var hash = FNV1a64()
     var count = 0
     try store.forEachEvent { event in

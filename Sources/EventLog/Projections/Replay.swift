@@ -55,10 +55,10 @@ public final class ReplayResult {
   }
 
   /// Folds events `throughSequence + 1 ... last` from `txn` in.
-  func advance(through last: UInt64, in txn: Transaction, schema: Schema) throws {
+  func advance(through last: UInt64, in txn: Transaction, schema: Schema, payloads: PayloadForms) throws {
     guard last > throughSequence else { return }
     eventCount += try ProjectionEngine.fold(
-      from: throughSequence + 1, through: last, in: txn, schema: schema, into: targets)
+      from: throughSequence + 1, through: last, in: txn, schema: schema, payloads: payloads, into: targets)
     throughSequence = last
   }
 }
@@ -109,6 +109,7 @@ extension EventStore {
     let pipeline = ReplayPipeline(depth: 2)
     let readerEnvironment = environment
     let schema = self.schema
+    let payloads = payloadForms
     Thread.detachNewThread {
       var next: UInt64 = 1
       while next <= last && !pipeline.isCancelled {
@@ -121,7 +122,8 @@ extension EventStore {
           try storage {
             try readerEnvironment.read { txn in
               ReplayChunk(
-                events: try ProjectionEngine.decode(from: from, through: end, in: txn, schema: schema),
+                events: try ProjectionEngine.decode(
+                  from: from, through: end, in: txn, schema: schema, payloads: payloads),
                 last: end)
             }
           }
@@ -159,16 +161,31 @@ extension EventStore {
   /// The first entry where `replay` and the live projections differ, or `nil` when they are equal.
   ///
   /// If events were appended since the replay, they are folded into `replay` first (in the same
-  /// read transaction as the comparison), so the two are compared at the same point.
+  /// read transaction as the comparison), so the two are compared at the same point. Only the
+  /// projections the environment holds are compared: ``uncheckedProjections()`` names the others
+  /// (another app's, and ``absentProjections``).
   public func firstDifference(from replay: ReplayResult) throws -> ProjectionDifference? {
+    try firstDifference(from: replay, skipping: [])
+  }
+
+  /// ``firstDifference(from:)`` of the projections not named in `skipped`.
+  func firstDifference(
+    from replay: ReplayResult, skipping skipped: Set<String>
+  ) throws -> ProjectionDifference? {
     try storage {
       try environment.read { txn in
         let head = try WriteBatch.head(in: txn, events: schema.events)
-        try replay.advance(through: head, in: txn, schema: schema)
-        for projection in projections {
+        try replay.advance(through: head, in: txn, schema: schema, payloads: payloadForms)
+        for projection in projections
+        where projectionDatabases[projection.name] != nil && !skipped.contains(projection.name) {
           let stored = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)
           let checkpoint = stored?.resolved(atHead: head)
-          if checkpoint?.sequence != head || checkpoint?.version != projection.version {
+          // An empty log without checkpoints (created, then stopped before its first commit
+          // finished) is compared by its tables alone.
+          let emptyWithoutCheckpoint = stored == nil && head == 0
+          if !emptyWithoutCheckpoint
+            && (checkpoint?.sequence != head || checkpoint?.version != projection.version)
+          {
             return ProjectionDifference(
               projection: projection.name, table: "(checkpoint)", key: Array(projection.name.utf8),
               replayed: Schema.encode(.init(version: projection.version, sequence: head)),
@@ -205,7 +222,7 @@ extension EventStore {
         try environment.write { txn in
           let head = try WriteBatch.head(in: txn, events: schema.events)
           // A retried transaction (the map grew) finds the tail already folded: advance is idempotent.
-          try box.replay.advance(through: head, in: txn, schema: schema)
+          try box.replay.advance(through: head, in: txn, schema: schema, payloads: payloadForms)
           for projection in projections {
             guard let tables = box.replay.tables[projection.name],
               let databases = projectionDatabases[projection.name]

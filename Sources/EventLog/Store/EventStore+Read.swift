@@ -182,9 +182,15 @@ public final class StoreSnapshot {
   /// - Throws: ``EventStoreError/invalidProjection(_:)`` when no such projection is registered.
   public func projection(_ name: String) throws -> ProjectionView {
     guard let databases = store.projectionDatabases[name] else {
+      if store.absentProjections.contains(name) {
+        throw EventStoreError.invalidProjection(
+          "the environment holds no projection '\(name)' (written by an app without it; a writable open builds it)"
+        )
+      }
       throw EventStoreError.invalidProjection("no projection named '\(name)' is registered")
     }
-    return ProjectionView(projection: name, backend: .lmdb(transaction, databases))
+    return ProjectionView(
+      projection: name, backend: .lmdb(transaction, databases), rowDatesSince1970: store.rowDatesSince1970)
   }
 
   /// The sequence number the projection named `name` is up to date with; 0 when never run.

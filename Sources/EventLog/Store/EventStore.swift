@@ -55,11 +55,19 @@ public final class EventStore: Sendable {
   public let path: String
   /// The options the store was opened with.
   public let options: Options
-  /// The registered projections, in registration order.
+  /// What the app's data is: its event types, projections, rules, replicated streams and stream
+  /// names (``AppSchema``).
+  public let appSchema: AppSchema
+  /// The registered projections (the schema's), in registration order.
   public let projections: [any Projection]
   /// What decides whether an event that comes from elsewhere (``ingest(_:expectingHead:allOrNothing:updatingState:)``) is
-  /// folded into the projections; `nil` admits every event.
+  /// folded into the projections (the schema's ``AppSchema/admission``); `nil` admits every event.
   public let admission: (any EventAdmission)?
+  /// The names of the schema's projections that this environment does not hold, when it is opened
+  /// read-only: written by an app without them (or before they existed). Reads of them fail
+  /// naming them; ``replay(through:progress:)`` rebuilds them in memory, and ``compare(with:)`` and
+  /// ``verify(progress:)`` name them as not compared; a writable open builds them.
+  public let absentProjections: [String]
   /// The environment's own ID, created with it: the device in replication, and the origin this
   /// log's events carry to other devices. `nil` only for an environment written by an older
   /// build and opened read-only.
@@ -71,25 +79,34 @@ public final class EventStore: Sendable {
   let projectionDatabases: [String: [String: Database]]
   let writer = Writer()
   let notifier = HeadNotifier()
+  /// The latest layout revisions read or written (``LayoutRecorder``).
+  let layoutCache = LayoutCache()
+  /// What converts stored JSON payloads for the projections and the admission.
+  let payloadForms: PayloadForms
+  /// Whether the live rows hold dates as the seconds since 1970: an environment of format 3 or
+  /// older opened read-only (the first writable open rebuilds them, `RowWriter.date(_:)`).
+  let rowDatesSince1970: Bool
 
-  /// Opens (creating if needed) the event store at `path`.
+  /// Opens (creating if needed) the event store at `path` for the app `schema` describes.
   ///
+  /// The store folds the schema's projections and judges events from elsewhere with its
+  /// ``AppSchema/admission``; a writable open also readmits skipped events it now admits,
+  /// rebuilding the projections. A read-only open of an environment that does not hold some of
+  /// the schema's projections (written by another app) lists them in ``absentProjections``.
   /// - Parameters:
   ///   - path: the LMDB environment directory, created with mode 0700.
-  ///   - projections: the inline projections, with distinct names.
-  ///   - admission: decides which ingested events the projections fold (``EventAdmission``); a
-  ///     writable open also readmits skipped events it now admits, rebuilding the projections.
+  ///   - schema: the app's event types, projections (with distinct names) and rules.
   ///   - options: map size, durability, read-only.
   /// - Throws: ``EventStoreError`` naming the path: a missing environment opened read-only, a
   ///   file that is not an event store, an unknown format, an invalid projection.
   /// - Complexity: O(1) when the projections are up to date; otherwise the catch-up reads the
   ///   events the projections miss.
-  public init(
-    path: String, projections: [any Projection] = [], admission: (any EventAdmission)? = nil,
-    options: Options = Options()
-  ) throws {
+  public init(path: String, schema: AppSchema, options: Options = Options()) throws {
+    let projections = schema.projections
+    let admission = schema.storeAdmission
     self.path = path
     self.options = options
+    self.appSchema = schema
     self.projections = projections
     self.admission = admission
     var names = Set<String>()
@@ -113,17 +130,22 @@ public final class EventStore: Sendable {
     self.environment = environment
     let schema = try storage { try Schema(environment: environment) }
     self.schema = schema
+    payloadForms = PayloadForms(eventTypes: appSchema.eventTypes, cache: layoutCache, layouts: schema.layouts)
     var databases: [String: [String: Database]] = [:]
+    var absent: [String] = []
     for projection in projections {
-      var tables: [String: Database] = [:]
-      for table in projection.tables {
-        let name = Schema.tableDatabaseName(projection: projection.name, table: table)
-        tables[table] = try storage { try environment.openDatabase(name) }
+      guard let tables = try Self.openTables(of: projection, in: environment, schema: schema) else {
+        absent.append(projection.name)
+        continue
       }
       databases[projection.name] = tables
     }
     self.projectionDatabases = databases
-    try Self.checkFormat(of: environment, schema: schema, path: path, readOnly: options.readOnly)
+    self.absentProjections = absent
+    let upgrading = try Self.checkFormat(
+      of: environment, schema: schema, path: path, readOnly: options.readOnly)
+    let storedFormat = try storage { try environment.read { try Self.storedFormat(in: $0, schema: schema) } }
+    rowDatesSince1970 = options.readOnly && storedFormat.map { $0 < 4 } == true
     deviceID = try storage { try Self.deviceID(of: environment, schema: schema, creating: !options.readOnly) }
     if !options.readOnly {
       // A skipped event the admission now reads is folded in by a rebuild; one a projection then
@@ -134,9 +156,14 @@ public final class EventStore: Sendable {
         do {
           try storage {
             try environment.write { txn in
+              if let upgrading {
+                try Self.upgrade(from: upgrading, in: txn, schema: schema, payloads: payloadForms)
+              }
               if let admission {
                 readmitted = try Self.readmitSkipped(
-                  in: txn, schema: schema, admission: admission, projections: projections, refused: refused)
+                  in: txn, schema: schema, admission: admission, payloads: payloadForms,
+                  projections: projections,
+                  refused: refused)
               }
               var batch = try WriteBatch(store: self, transaction: txn)
               try batch.finish()
@@ -151,6 +178,56 @@ public final class EventStore: Sendable {
       }
     }
     notifier.publish(try head())
+  }
+
+  /// Opens (creating if needed) an event store with `projections` and `admission` and no event
+  /// types: a schema of its own (``AppSchema``) made of them, for tests and tools that need no
+  /// more.
+  ///
+  /// - Parameters:
+  ///   - path: the LMDB environment directory, created with mode 0700.
+  ///   - projections: the inline projections, with distinct names.
+  ///   - admission: decides which ingested events the projections fold, whatever their type;
+  ///     `nil` admits every event.
+  ///   - options: map size, durability, read-only.
+  /// - Throws: as ``init(path:schema:options:)``.
+  public convenience init(
+    path: String, projections: [any Projection] = [], admission: (any EventAdmission)? = nil,
+    options: Options = Options()
+  ) throws {
+    try self.init(
+      path: path, schema: AppSchema(projections: projections, admission: admission), options: options)
+  }
+
+  /// The databases of `projection`'s tables, or `nil` when the environment is read-only and the
+  /// projection was never built there: no checkpoint, and its tables missing or empty (an app
+  /// without it wrote the environment, or a first open was interrupted before it built them).
+  /// - Throws: the storage error when some of its tables are missing and it is not so.
+  private static func openTables(
+    of projection: any Projection, in environment: Environment, schema: Schema
+  ) throws -> [String: Database]? {
+    var tables: [String: Database] = [:]
+    var firstError: LMDBError?
+    for table in projection.tables {
+      let name = Schema.tableDatabaseName(projection: projection.name, table: table)
+      do {
+        tables[table] = try environment.openDatabase(name)
+      } catch let error where error.code == .notFound && environment.options.readOnly {
+        firstError = firstError ?? error
+      } catch {
+        throw EventStoreError.storage(error)
+      }
+    }
+    guard environment.options.readOnly else { return tables }
+    let neverBuilt = try storage {
+      try environment.read { txn in
+        try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema) == nil
+          && tables.values.allSatisfy { try txn.count(in: $0) == 0 }
+      }
+    }
+    if neverBuilt { return nil }
+    if let firstError { throw EventStoreError.storage(firstError) }
+    return tables
   }
 
   /// The device ID stored in `meta`, created (a new random UUID) when `creating` and there is none.
@@ -174,9 +251,11 @@ public final class EventStore: Sendable {
 
   /// Checks the on-disk format version; writes it on a new environment and upgrades an older
   /// readable one (unless read-only).
+  /// - Returns: the format of an environment whose data the open must upgrade
+  ///   (``upgrade(from:in:schema:payloads:)``), or `nil`.
   private static func checkFormat(
     of environment: Environment, schema: Schema, path: String, readOnly: Bool
-  ) throws {
+  ) throws -> UInt32? {
     let key = Array("format".utf8)
     let stored = try storage {
       try environment.read { txn in
@@ -189,30 +268,42 @@ public final class EventStore: Sendable {
     }
     switch stored {
     case .some(.some(Schema.formatVersion)):
-      return
+      return nil
     case .some(.some(let found)) where Schema.readableFormats.contains(found):
       // An older format this build reads; the first writable open upgrades it (format 1 had only
       // explicit checkpoints, which format 2 reads as they are).
-      guard !readOnly else { return }
-      try writeFormat(key: key, environment: environment, schema: schema)
+      // Written by the open's first write transaction, with the upgrade, so that a crash cannot
+      // leave a new format without its upgrade.
+      return readOnly ? nil : found
     case .some(let found):
       throw EventStoreError.unsupportedFormat(path: path, found: found ?? 0, supported: Schema.formatVersion)
     case nil:
-      guard !readOnly else { return }
+      guard !readOnly else { return nil }
       try writeFormat(key: key, environment: environment, schema: schema)
+      return nil
     }
   }
 
   /// Stores this build's format version.
   private static func writeFormat(key: [UInt8], environment: Environment, schema: Schema) throws {
-    try storage {
-      try environment.write { txn in
-        var value = Schema.formatVersion.littleEndian
-        try key.withUnsafeBytes { k in
-          try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: schema.meta) }
-        }
-      }
+    try storage { try environment.write { txn in try writeFormat(in: txn, schema: schema) } }
+  }
+
+  /// Stores this build's format version in `txn`.
+  static func writeFormat(in txn: WriteTransaction, schema: Schema) throws {
+    var value = Schema.formatVersion.littleEndian
+    try Array("format".utf8).withUnsafeBytes { k in
+      try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: schema.meta) }
     }
+  }
+
+  /// The stored format version, read in `txn`.
+  static func storedFormat(in txn: Transaction, schema: Schema) throws -> UInt32? {
+    try Array("format".utf8).withUnsafeBytes { k in
+      try txn.withValue(forKey: k, in: schema.meta) { v -> UInt32? in
+        v.count == 4 ? UInt32(littleEndian: v.loadUnaligned(as: UInt32.self)) : nil
+      }
+    } ?? nil
   }
 
   /// Facts about the environment's storage.

@@ -18,6 +18,8 @@ struct WriteBatch {
   /// head before this batch appends.
   private var foreignFollowing: [(name: [UInt8], version: UInt32)] = []
   private let recordedAt: Int64
+  /// Records each payload type's layout (format 4, ``LayoutRecorder``).
+  private var layouts = LayoutRecorder()
 
   init(store: EventStore, transaction txn: WriteTransaction) throws {
     self.store = store
@@ -48,12 +50,14 @@ struct WriteBatch {
         // Up to date.
       } else if let checkpoint, checkpoint.version == projection.version, checkpoint.sequence <= head {
         try ProjectionEngine.fold(
-          from: checkpoint.sequence + 1, through: head, in: txn, schema: store.schema, into: [target])
+          from: checkpoint.sequence + 1, through: head, in: txn, schema: store.schema,
+          payloads: store.payloadForms, into: [target])
       } else {
         // New, of another version, or past the head (a damaged or rolled-back environment): rebuild.
         let (memoryTarget, tables) = ProjectionEngine.memoryTarget(for: projection)
         try ProjectionEngine.fold(
-          from: 1, through: head, in: txn, schema: store.schema, into: [memoryTarget])
+          from: 1, through: head, in: txn, schema: store.schema, payloads: store.payloadForms,
+          into: [memoryTarget])
         try ProjectionEngine.write(tables, to: databases, in: txn)
       }
       targets.append(target)
@@ -120,6 +124,10 @@ struct WriteBatch {
       for event in append.events {
         if let reason = RecordCodec.invalidReason(event) {
           throw EventStoreError.invalidEvent(id: event.id, reason: reason)
+        }
+        if event.payloadEncoding == .json {
+          throw EventStoreError.invalidEvent(
+            id: event.id, reason: "a JSON payload comes from elsewhere: ingest it, do not append it")
         }
         guard ids.insert(event.id).inserted else {
           throw EventStoreError.duplicateEventInAppend(id: event.id)
@@ -209,10 +217,11 @@ struct WriteBatch {
     try streamKey.withUnsafeBytes { k in
       try withUnsafeBytes(of: &entry) { v in try txn.put(v, forKey: k, in: schema.streamEvents) }
     }
+    try layouts.record(event, at: sequence, cache: store.layoutCache, database: schema.layouts, in: txn)
     return RecordedEvent(
       sequence: sequence, id: event.id, stream: stream, version: version, type: event.type,
       schemaVersion: event.schemaVersion, recordedAt: RecordCodec.date(microseconds: micros),
-      metadata: event.metadata, payload: event.payload)
+      metadata: event.metadata, payload: event.payload, payloadEncoding: event.payloadEncoding)
   }
 
   /// Adds the ID index entries of events just written.
@@ -279,11 +288,13 @@ struct WriteBatch {
         outcomes.append(.skipped(sequence: recorded.sequence, kind: .refused, reason: reason))
         continue
       }
-      switch admission?.verdict(for: recorded) ?? .admitted {
+      // A JSON payload is judged and folded in binary; one that does not convert is unreadable.
+      let (verdict, folded) = store.payloadForms.verdict(on: recorded, admission: admission, in: txn)
+      switch verdict {
       case .admitted:
-        if !targets.isEmpty {
+        if !targets.isEmpty, let folded {
           do {
-            try ProjectionEngine.apply(recorded, to: targets)
+            try ProjectionEngine.apply(folded, to: targets)
           } catch EventStoreError.projectionFailed(let projection, _, let underlying) {
             throw IngestProjectionFailure(
               id: item.event.id, reason: "the projection '\(projection)' refused it: \(underlying)")

@@ -1,20 +1,44 @@
 import EventLog
 import Foundation
 import Replication
+import Synchronization
 
-/// The server URL of a replication command: the `URL` argument, else `$EVENTLOG_REMOTE`.
+/// The server URL of a replication command: the `URL` argument, else `$EVENTLOG_REMOTE`: a libpq
+/// URI, or (except for `remote init`) a Supabase project's `https://` URL.
 private enum RemoteURL {
   static let help =
-    "A postgres:// or postgresql:// URL (default: $EVENTLOG_REMOTE); the password comes from it, PGPASSWORD or ~/.pgpass."
+    "A postgres:// or postgresql:// URL, or a Supabase project's https:// URL (default: $EVENTLOG_REMOTE); "
+    + "the password comes from the URL, PGPASSWORD or ~/.pgpass; for https://, see --api-key and --access-token-file."
+  static let libpqHelp =
+    "The database's postgres:// or postgresql:// URL, as its owner (default: $EVENTLOG_REMOTE); the password comes from it, PGPASSWORD or ~/.pgpass."
 
-  /// A postgres:// or postgresql:// URL; the text is never repeated, since it may hold a password.
+  /// A libpq URL or a project URL; the text is never repeated, since it may hold a password.
   static let type = ArgumentType<String> { url in
-    check(url)
+    check(url, projectAllowed: true)
       ? .success(url)
-      : .failure(ArgumentValueError("not a postgres:// or postgresql:// URL", showsValue: false))
+      : .failure(
+        ArgumentValueError("not a postgres://, postgresql:// or https:// URL", showsValue: false))
   }
 
-  static func check(_ url: String) -> Bool { url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") }
+  /// A libpq URL (`remote init` creates the schema over a database connection).
+  static let libpqType = ArgumentType<String> { url in
+    check(url, projectAllowed: false)
+      ? .success(url)
+      : .failure(
+        ArgumentValueError(
+          "not a postgres:// or postgresql:// URL (remote init takes the database's connection string, "
+            + "not the project's https:// URL)", showsValue: false))
+  }
+
+  static func check(_ url: String, projectAllowed: Bool) -> Bool {
+    url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") || (projectAllowed && isProject(url))
+  }
+
+  /// Whether `url` is an `http://` or `https://` URL (in any case): a Supabase project's.
+  static func isProject(_ url: String) -> Bool {
+    let scheme = url.prefix(8).lowercased()
+    return scheme.hasPrefix("https://") || scheme.hasPrefix("http://")
+  }
 
   /// Whether `url` carries a password (`user:password@…` or `password=…`).
   static func hasPassword(_ url: String) -> Bool {
@@ -25,13 +49,76 @@ private enum RemoteURL {
   }
 
   /// The URL given, else `$EVENTLOG_REMOTE`.
-  static func resolve(_ given: String?, _ context: CommandContext) throws(UsageError) -> String {
+  static func resolve(
+    _ given: String?, _ context: CommandContext, projectAllowed: Bool = true
+  ) throws(UsageError) -> String {
     if let given { return given }
     guard let url = context.environment["EVENTLOG_REMOTE"], !url.isEmpty else {
       throw UsageError("missing 'URL' (give one, or set EVENTLOG_REMOTE)")
     }
-    guard check(url) else { throw UsageError("'EVENTLOG_REMOTE' is not a postgres:// or postgresql:// URL") }
+    guard check(url, projectAllowed: projectAllowed) else {
+      throw UsageError(
+        projectAllowed
+          ? "'EVENTLOG_REMOTE' is not a postgres://, postgresql:// or https:// URL"
+          : "'EVENTLOG_REMOTE' is not a postgres:// or postgresql:// URL (remote init takes the database's "
+            + "connection string)")
+    }
     return url
+  }
+}
+
+/// How a replication command signs in to a Supabase project's API: the API key and the user's
+/// access token, neither ever printed, logged or stored.
+private struct RemoteCredentials: ArgumentGroup {
+  @Option(
+    "api-key", "KEY",
+    help: "For an https:// URL: the project's API key (default: $SUPABASE_ANON_KEY); never printed.")
+  var apiKey: String?
+  @Option(
+    "access-token-file", "FILE",
+    help:
+      "For an https:// URL: a file whose first line is the signed-in user's access token (default: $EVENTLOG_ACCESS_TOKEN); never printed.",
+    type: .nonEmpty("a file"))
+  var accessTokenFile: String?
+
+  /// The settings for `url`: for a project URL, the API key (a usage error without one) and the
+  /// access token's provider (a token file is read now, and again when the server asks for a
+  /// refresh; no token gives `nil`, which sends nothing).
+  func settings(
+    url: String, allowUnencrypted: Bool, _ context: CommandContext
+  ) throws -> RemoteSettings {
+    var settings = RemoteSettings(
+      url: url, allowUnencrypted: allowUnencrypted, environment: context.environment)
+    guard RemoteURL.isProject(url) else { return settings }
+    guard let key = apiKey ?? context.environment["SUPABASE_ANON_KEY"], !key.isEmpty else {
+      throw UsageError(
+        "an https:// URL needs the project's API key: give '--api-key <KEY>' or set SUPABASE_ANON_KEY")
+    }
+    settings.apiKey = key
+    if let file = accessTokenFile {
+      let cached = Mutex<String?>(try Self.firstLine(of: file))
+      settings.accessToken = { refresh in
+        // A refresh reads the file again: whatever renews the session may have rewritten it.
+        if refresh && file != "-" { cached.withLock { $0 = nil } }
+        if let token = cached.withLock({ $0 }) { return token }
+        let token = try Self.firstLine(of: file)
+        cached.withLock { $0 = token }
+        return token
+      }
+    } else {
+      let token = context.environment["EVENTLOG_ACCESS_TOKEN"]?.trimmingCharacters(
+        in: .whitespacesAndNewlines)
+      settings.accessToken = { _ in token?.isEmpty == false ? token : nil }
+    }
+    return settings
+  }
+
+  /// The first line of `file` (`-`: standard input), trimmed; `nil` when it is empty.
+  private static func firstLine(of file: String) throws -> String? {
+    let data = try InputReader.read(file, maximumBytes: 64 << 10)
+    let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
+    let token = line.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+    return token.isEmpty ? nil : token
   }
 }
 
@@ -42,6 +129,7 @@ private struct RemoteOptions: ArgumentGroup {
 
   @Argument("URL", help: RemoteURL.help, type: RemoteURL.type)
   var url: String?
+  let credentials = RemoteCredentials()
   @Option(
     "retry-for", "SECONDS",
     help:
@@ -66,8 +154,7 @@ private struct RemoteOptions: ArgumentGroup {
     _ body: (Replicator) async throws -> R
   ) async throws -> R {
     let url = try RemoteURL.resolve(url, context)
-    let remote = RemoteSettings(
-      url: url, allowUnencrypted: allowUnencrypted, environment: context.environment)
+    let remote = try credentials.settings(url: url, allowUnencrypted: allowUnencrypted, context)
     // A URL that can never work fails before anything is opened or retried.
     let transport = try context.transport(remote)
     defer { transport.close() }
@@ -91,7 +178,7 @@ extension ProgressReporter {
 extension CommandContext {
   /// The transport to the server of `remote`.
   func transport(_ remote: RemoteSettings) throws -> any ReplicationTransport {
-    guard let makeTransport = dependencies.replicationTransport else {
+    guard let makeTransport = dependencies.remote?.connect else {
       throw CommandFailure("this build of eventlog has no replication transport")
     }
     return try makeTransport(remote)
@@ -102,9 +189,7 @@ extension CommandContext {
   {
     var options = ReplicationOptions()
     options.retryFor = retryFor
-    return Replicator(
-      store: store, transport: transport, isReplicated: dependencies.isReplicated,
-      eventTypes: dependencies.eventTypes, options: options)
+    return Replicator(store: store, transport: transport, options: options)
   }
 
   /// Says on standard error that a transient failure is retried.
@@ -161,7 +246,7 @@ struct RemoteInitCommand: CLICommand {
       It is idempotent; a server schema newer than this build's is refused and left as it is.
       """)
 
-  @Argument("URL", help: RemoteURL.help, type: RemoteURL.type)
+  @Argument("URL", help: RemoteURL.libpqHelp, type: RemoteURL.libpqType)
   var url: String?
   @Flag(
     "allow-unencrypted",
@@ -172,8 +257,8 @@ struct RemoteInitCommand: CLICommand {
   var json: Bool
 
   func run(_ context: CommandContext) async throws {
-    let url = try RemoteURL.resolve(url, context)
-    guard let initialize = context.dependencies.initializeRemote else {
+    let url = try RemoteURL.resolve(url, context, projectAllowed: false)
+    guard let initialize = context.dependencies.remote?.initialize else {
       throw CommandFailure("this build of eventlog has no replication transport")
     }
     let result = try await initialize(
@@ -219,6 +304,7 @@ struct RemoteStatusCommand: CLICommand {
 
   @Argument("URL", help: RemoteURL.help + " Given: the server's view too.", type: RemoteURL.type)
   var url: String?
+  private let credentials = RemoteCredentials()
   @Flag("server", help: "Ask the server at $EVENTLOG_REMOTE too (as if its URL were given).")
   var server: Bool
   @Flag(
@@ -235,12 +321,12 @@ struct RemoteStatusCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
-    let status = try LocalReplica(store: store, isReplicated: context.dependencies.isReplicated).status()
+    let status = try LocalReplica(store: store).status()
     var serverView: (server: String, info: ServerInfo, mark: ServerMark)?
     if url != nil || server {
       let url = try RemoteURL.resolve(url, context)
       let transport = try context.transport(
-        RemoteSettings(url: url, allowUnencrypted: allowUnencrypted, environment: context.environment))
+        try credentials.settings(url: url, allowUnencrypted: allowUnencrypted, context))
       defer { transport.close() }
       let replicator = context.replicator(
         store, transport: transport, retryFor: .seconds(RemoteOptions.defaultRetry))
@@ -400,9 +486,9 @@ struct ReplicateCommand: CLICommand {
     name: "replicate", abstract: "Push, then pull; with --watch, go on live until SIGINT or SIGTERM.",
     discussion: """
       With --json: {"push": {…}, "pull": {…}} (with --watch, the totals when stopped). Live mode listens for \
-      the server's notifications (LISTEN needs a direct or session connection, not a transaction pooler) and \
-      also pulls every 5 s. It stops cleanly on SIGINT or SIGTERM: the batch in flight finishes, and the exit \
-      status is 0.
+      the server's notifications (LISTEN needs a direct or session connection, not a transaction pooler) or, \
+      through a Supabase project's https:// URL, keeps a long poll open; it also pulls every 5 s. It stops \
+      cleanly on SIGINT or SIGTERM: the batch in flight finishes, and the exit status is 0.
       """)
 
   @Flag("watch", help: "Keep replicating: push local commits, pull what the server announces, retry outages.")

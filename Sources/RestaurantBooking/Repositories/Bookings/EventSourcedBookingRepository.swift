@@ -20,7 +20,7 @@ public final class EventSourcedBookingRepository: BookingRepository {
 
   /// Creates the repository.
   /// - Parameters:
-  ///   - store: an event store opened with ``RestaurantBookingSchema/projections``.
+  ///   - store: an event store opened with `AppSchema.restaurantBooking`.
   ///   - origin: the events' origin metadata, for example `app` or `cli`.
   ///   - now: the clock for `createdAt` and the date rule.
   public convenience init(

@@ -20,7 +20,7 @@ public final class EventSourcedRestaurantRepository: RestaurantRepository {
 
   /// Creates the repository.
   /// - Parameters:
-  ///   - store: an event store opened with ``RestaurantBookingSchema/projections``.
+  ///   - store: an event store opened with `AppSchema.restaurantBooking`.
   ///   - source: where refreshes fetch the catalog.
   ///   - origin: the events' origin metadata, for example `app`, `cli` or `sync`.
   ///   - now: the clock for `fetchedAt`.
