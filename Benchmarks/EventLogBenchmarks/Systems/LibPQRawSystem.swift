@@ -6,7 +6,7 @@ import RestaurantBooking
 /// `libpq-raw`: hand-written libpq (``RawPQConnection``: prepared statements, binary parameters
 /// and results) doing the rows of the replicate workloads, with the same local work as
 /// `eventlog`'s `Replicator`, so that the comparison is about the transport: the same JSON rows
-/// (payloads converted by the same ``PayloadConversion`` with the domain's event types), the same
+/// (payloads converted by the same ``PayloadConversion`` with the store's schema's event types), the same
 /// device mark, the same local state.
 ///
 /// Under server schema version 3 a client role has no table privilege, so the baseline connects
@@ -113,7 +113,10 @@ final class RawPusher {
   /// The customer's owner key, written into every row.
   let owner: String
   let batchSize: Int
-  private let conversion = PayloadConversion(registry: RestaurantBookingSchema.eventTypes)
+  /// The payloads' JSON form and the replicated streams: the store's schema's, as `Replicator`
+  /// takes them.
+  private let conversion: PayloadConversion
+  private let replicated: StreamSelection
   private var prepared: Set<Int> = []
 
   init(connection: RawPQConnection, store: EventStore, owner: String, batchSize: Int) {
@@ -121,6 +124,8 @@ final class RawPusher {
     self.store = store
     self.owner = owner
     self.batchSize = batchSize
+    conversion = PayloadConversion(registry: store.appSchema.eventTypes)
+    replicated = store.appSchema.replicatedStreams
   }
 
   private static let columns =
@@ -304,7 +309,7 @@ final class RawPusher {
       guard let last = events.last else { break }
       let pulled = try pulledSequences(from: through + 1, through: last.sequence)
       for event in events {
-        if RestaurantBookingSchema.isReplicated(event.stream) && !pulled.contains(event.sequence) {
+        if replicated.contains(event.stream) && !pulled.contains(event.sequence) {
           batch.append(event)
         }
         through = event.sequence
@@ -355,13 +360,17 @@ final class RawPuller {
   /// The customer's owner key, whose rows it reads.
   let owner: String
   let pageSize: Int
-  private let conversion = PayloadConversion(registry: RestaurantBookingSchema.eventTypes)
+  /// As ``RawPusher``'s.
+  private let conversion: PayloadConversion
+  private let replicated: StreamSelection
 
   init(connection: RawPQConnection, store: EventStore, owner: String, pageSize: Int) {
     self.connection = connection
     self.store = store
     self.owner = owner
     self.pageSize = pageSize
+    conversion = PayloadConversion(registry: store.appSchema.eventTypes)
+    replicated = store.appSchema.replicatedStreams
   }
 
   /// Pulls every page; returns the events stored.
@@ -414,7 +423,7 @@ final class RawPuller {
           last = (event.position, event.id)
           // As `Replicator` stores a page: an event it cannot store is noted and passed.
           let unstorable: String
-          if !RestaurantBookingSchema.isReplicated(event.stream) {
+          if !replicated.contains(event.stream) {
             unstorable = "the stream '\(event.stream)' is not replicated by this app"
           } else {
             switch conversion.incoming(event) {
