@@ -52,9 +52,10 @@ public struct PayloadConversionError: Error, Sendable, Hashable, CustomStringCon
 ///   else the latest recorded layout of the event's type and schema version, else the registered
 ///   type upcasting an older payload; only when none applies, `{"$binary": …}`. The type and the
 ///   layout render the same bytes.
-/// - JSON to binary (``event(id:type:schemaVersion:payloadJSON:metadata:recordedAt:)``): the
-///   registered type at that schema version, else the layout; else the event keeps its payload
-///   as JSON (``PayloadEncoding/json``). Binary to JSON to binary gives the same bytes.
+/// - JSON to binary (``event(id:type:schemaVersion:payloadJSON:metadata:recordedAt:)``): a
+///   `{"$binary": …}` object's bytes as they are, else the registered type at that schema
+///   version, else the layout; else the event keeps its payload as JSON
+///   (``PayloadEncoding/json``). Binary to JSON to binary gives the same bytes.
 public struct PayloadTranscoder: Sendable {
   /// The event types this build knows.
   public let eventTypes: EventTypeRegistry
@@ -121,6 +122,11 @@ public struct PayloadTranscoder: Sendable {
     id: UUID, type: String, schemaVersion: UInt16, payloadJSON: Data, metadata: EventMetadata,
     recordedAt: Date?
   ) throws -> NewEvent {
+    if let bytes = try Self.binaryObject(payloadJSON, schemaVersion: schemaVersion) {
+      return NewEvent(
+        id: id, type: type, schemaVersion: schemaVersion, payload: bytes, metadata: metadata,
+        recordedAt: recordedAt)
+    }
     let layout = latestLayout(type: type, schemaVersion: schemaVersion)
     if let (bytes, inferred) = try Self.binary(
       fromJSON: payloadJSON, type: type, schemaVersion: schemaVersion, eventTypes: eventTypes, layout: layout)
@@ -161,6 +167,30 @@ public struct PayloadTranscoder: Sendable {
         "$schemaVersion": JSONNode(.literal(String(event.schemaVersion))),
       ]))
     return PayloadJSON(json: binary.rendered, schemaVersion: event.schemaVersion, form: .binary)
+  }
+
+  /// The stored bytes of a payload rendered as `{"$binary": "<Base64>", "$schemaVersion": n}`
+  /// (``PayloadJSON/Form/binary``; the `$schemaVersion` key may be left out), or `nil` for any
+  /// other JSON.
+  /// - Throws: ``PayloadConversionError`` for such an object whose Base64 does not decode or whose
+  ///   schema version is not `schemaVersion`.
+  static func binaryObject(_ json: Data, schemaVersion: UInt16) throws -> [UInt8]? {
+    // Cheap first: a payload of an app's type has no key that starts with '$'.
+    guard json.count >= 12, json.prefix(64).contains(UInt8(ascii: "$")),
+      let node = try? JSONNode.parse(json), case .object(let fields) = node.value,
+      let binary = fields["$binary"]
+    else { return nil }
+    guard case .string(let text) = binary.value, let bytes = Data(base64Encoded: text),
+      fields.count == 1 || (fields.count == 2 && fields["$schemaVersion"] != nil)
+    else {
+      throw PayloadConversionError(reason: "has an invalid $binary object")
+    }
+    if let version = fields["$schemaVersion"] {
+      guard case .literal(let number) = version.value, UInt16(number) == schemaVersion else {
+        throw PayloadConversionError(reason: "has a $schemaVersion other than the event's \(schemaVersion)")
+      }
+    }
+    return [UInt8](bytes)
   }
 
   /// A JSON payload in binary, by the registered type at `schemaVersion` or else by `layout`;
