@@ -6,7 +6,8 @@ import RestaurantBooking
 /// `libpq-raw`: hand-written libpq (``RawPQConnection``: prepared statements, binary parameters
 /// and results) doing the rows of the replicate workloads, with the same local work as
 /// `eventlog`'s `Replicator`, so that the comparison is about the transport: the same JSON rows
-/// (payloads converted by the same ``PayloadConversion`` with the store's schema's event types), the same
+/// (payloads converted by the same ``PayloadConversion``: the store's event types and recorded
+/// layouts), the same
 /// device mark, the same local state.
 ///
 /// Under server schema version 3 a client role has no table privilege, so the baseline connects
@@ -113,9 +114,7 @@ final class RawPusher {
   /// The customer's owner key, written into every row.
   let owner: String
   let batchSize: Int
-  /// The payloads' JSON form and the replicated streams: the store's schema's, as `Replicator`
-  /// takes them.
-  private let conversion: PayloadConversion
+  /// The replicated streams: the store's schema's, as `Replicator` takes them.
   private let replicated: StreamSelection
   private var prepared: Set<Int> = []
 
@@ -124,7 +123,6 @@ final class RawPusher {
     self.store = store
     self.owner = owner
     self.batchSize = batchSize
-    conversion = PayloadConversion(registry: store.appSchema.eventTypes)
     replicated = store.appSchema.replicatedStreams
   }
 
@@ -172,6 +170,9 @@ final class RawPusher {
       throw RawPQConnection.Failure(description: "the local log has no device ID")
     }
     let key = try await deviceKey()
+    // The payloads' JSON form: the store's event types and recorded layouts, as `Replicator`
+    // reads them at the start of a push.
+    let conversion = try PayloadConversion(store: store)
     typealias OID = BinaryParameters.OID
     try connection.prepare(
       "mark",
@@ -361,7 +362,6 @@ final class RawPuller {
   let owner: String
   let pageSize: Int
   /// As ``RawPusher``'s.
-  private let conversion: PayloadConversion
   private let replicated: StreamSelection
 
   init(connection: RawPQConnection, store: EventStore, owner: String, pageSize: Int) {
@@ -369,12 +369,13 @@ final class RawPuller {
     self.store = store
     self.owner = owner
     self.pageSize = pageSize
-    conversion = PayloadConversion(registry: store.appSchema.eventTypes)
     replicated = store.appSchema.replicatedStreams
   }
 
   /// Pulls every page; returns the events stored.
   func pull() async throws -> Int {
+    // As `Replicator` reads it at the start of a pull.
+    let conversion = try PayloadConversion(store: store)
     typealias OID = BinaryParameters.OID
     try connection.prepare(
       "page",
@@ -427,13 +428,8 @@ final class RawPuller {
             unstorable = "the stream '\(event.stream)' is not replicated by this app"
           } else {
             switch conversion.incoming(event) {
-            case .binary(let payload):
-              events.append(
-                IngestedEvent(
-                  stream: event.stream,
-                  event: NewEvent(
-                    id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: payload,
-                    metadata: event.metadata, recordedAt: event.recordedAt)))
+            case .event(let stored):
+              events.append(IngestedEvent(stream: event.stream, event: stored))
               sources.append(event)
               continue
             case .unconvertible(let reason):

@@ -29,14 +29,12 @@ enum ReplicationFixture {
   static let serverFile = "server.json"
 
   /// Opens a local log as the `eventlog` command does, with the domain's schema (its projections,
-  /// admission, event types and replicated streams) unless another is given.
-  static func open(
-    _ path: String, durable: Bool, schema: AppSchema = .restaurantBooking
-  ) throws -> EventStore {
+  /// admission, event types and replicated streams).
+  static func open(_ path: String, durable: Bool) throws -> EventStore {
     var options = EventStore.Options()
     options.mapSize = BenchmarkDefaults.mapSize
     options.durability = durable ? .durable : .noSync
-    return try EventStore(path: path, schema: schema, options: options)
+    return try EventStore(path: path, schema: .restaurantBooking, options: options)
   }
 
   /// Builds the fixture of `workload` at `path` (not measured).
@@ -68,14 +66,13 @@ enum ReplicationFixture {
     let database: ReplicationDatabase
     let store: EventStore
 
-    /// A fresh copy of `fixture`'s local log in `directory`, opened durable with `schema` (the
-    /// domain's; a test opens it with one that knows no event type, so that payloads travel as
-    /// `{"$binary": …}`), and a fresh server database.
-    init(fixture: String, directory: String, schema: AppSchema = .restaurantBooking) throws {
+    /// A fresh copy of `fixture`'s local log in `directory`, opened durable, and a fresh server
+    /// database.
+    init(fixture: String, directory: String) throws {
       try FileSystem.copyDirectory(fixture + "/" + ReplicationFixture.localLog, to: directory)
       server = try BenchmarkServer.attached()
       database = try ReplicationDatabase.create(on: server, for: try BenchmarkServer.customer(on: server))
-      store = try ReplicationFixture.open(directory, durable: true, schema: schema)
+      store = try ReplicationFixture.open(directory, durable: true)
     }
 
     var url: String { database.url(on: server) }
