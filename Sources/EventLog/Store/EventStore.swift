@@ -11,6 +11,12 @@ import Synchronization
 /// - Reads use short read transactions from any thread and copy bytes out before they end.
 /// - On open, each projection that is new, behind, or of another version is caught up before the
 ///   store is returned.
+/// - Recorded-at times form a hybrid logical clock: an appended event is recorded at the later of
+///   the wall clock and 1 µs after the largest recorded-at the log has seen (appended, pulled or
+///   imported, by any process), so a clock that steps back, or another device's clock running
+///   ahead, never stamps a new event before one the log already holds. Ingested events keep
+///   their recorded-at. (recorded-at, event ID) is an event's stamp: the order in which a
+///   ``TableProjection`` with updates folds a row's events.
 ///
 /// Every process that writes to an environment should register the same projections; a process
 /// that registers a projection catches it up (on open and before its next append) if another
@@ -46,6 +52,10 @@ public final class EventStore: Sendable {
     public var onWriteLockWait: (@Sendable () -> Void)?
     /// How long a write waits for the lock before ``onWriteLockWait`` is called.
     public var writeLockNoticeDelay: Duration = .seconds(1)
+
+    /// The wall clock the writer stamps new events with (through the hybrid logical clock:
+    /// ``EventStore``'s recorded-at rule). Tests set one that steps back or runs ahead.
+    package var wallClock: @Sendable () -> Date = { Date() }
 
     /// Creates the default options.
     public init() {}

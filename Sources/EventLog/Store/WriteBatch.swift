@@ -17,13 +17,30 @@ struct WriteBatch {
   /// Checkpoints that follow the head, of projections this store does not apply; pinned to the
   /// head before this batch appends.
   private var foreignFollowing: [(name: [UInt8], version: UInt32)] = []
-  private let recordedAt: Int64
+  /// The wall clock when the batch began, in microseconds since 1970.
+  private let wallClock: Int64
+  /// The hybrid logical clock: the largest recorded-at the log has seen, in microseconds. An
+  /// appended event is recorded at `max(wallClock, clock + 1)`; an ingested one keeps its time;
+  /// either raises the clock to its time.
+  private(set) var clock: Int64
+  /// The recorded-at of the head's record (0 in an empty log), which the next batch reads.
+  private var headRecordedAt: Int64
+  /// The clock as `meta` stores it (``Schema/clockKey``), or `nil` when it has none yet.
+  private var storedClock: Int64?
 
   init(store: EventStore, transaction txn: WriteTransaction) throws {
     self.store = store
     self.txn = txn
-    self.recordedAt = RecordCodec.microseconds(Date())
-    head = try Self.head(in: txn, events: store.schema.events)
+    wallClock = RecordCodec.microseconds(store.options.wallClock())
+    (head, headRecordedAt) = try Self.headAndRecordedAt(in: txn, events: store.schema.events)
+    storedClock = try Self.storedClock(in: txn, schema: store.schema)
+    // An environment that has no stored clock yet (new, or written by a build before the clock):
+    // the largest recorded-at of its log, found once; `finish` stores it.
+    if let storedClock {
+      clock = max(storedClock, headRecordedAt)
+    } else {
+      clock = try Self.largestRecordedAt(in: txn, schema: store.schema)
+    }
     // One pass over the (few) stored checkpoints: this store's own, and those of projections it
     // does not apply that follow the head.
     storedCheckpoints = Array(repeating: nil, count: store.projections.count)
@@ -74,6 +91,38 @@ struct WriteBatch {
   static func head(in txn: Transaction, events: Database) throws -> UInt64 {
     try txn.withCursor(in: events) { cursor in
       try cursor.move(.last) ? cursor.key.loadUnaligned(as: UInt64.self) : 0
+    }
+  }
+
+  /// The head, and its record's recorded-at in microseconds (0 for an empty log): read from the
+  /// last record's header, which the head's lookup has in hand.
+  static func headAndRecordedAt(in txn: Transaction, events: Database) throws -> (UInt64, Int64) {
+    try txn.withCursor(in: events) { cursor in
+      guard try cursor.move(.last) else { return (0, 0) }
+      return (cursor.key.loadUnaligned(as: UInt64.self), RecordCodec.recordedAtMicroseconds(of: cursor.value) ?? 0)
+    }
+  }
+
+  /// The clock `meta` stores, or `nil`.
+  static func storedClock(in txn: Transaction, schema: Schema) throws -> Int64? {
+    try Schema.clockKey.withUnsafeBytes { key in
+      try txn.withValue(forKey: key, in: schema.meta) { value -> Int64? in
+        value.count == 8 ? Int64(littleEndian: value.loadUnaligned(as: Int64.self)) : nil
+      }
+    } ?? nil
+  }
+
+  /// The largest recorded-at of every record in the log (0 for an empty log): a scan, made once
+  /// for an environment that has no stored clock.
+  static func largestRecordedAt(in txn: Transaction, schema: Schema) throws -> Int64 {
+    try txn.withCursor(in: schema.events) { cursor in
+      var largest: Int64 = 0
+      var found = try cursor.move(.first)
+      while found {
+        if let micros = RecordCodec.recordedAtMicroseconds(of: cursor.value), micros > largest { largest = micros }
+        found = try cursor.move(.next)
+      }
+      return largest
     }
   }
 
@@ -195,7 +244,11 @@ struct WriteBatch {
     let schema = store.schema
     head += 1
     let sequence = head
-    let micros = event.recordedAt.map(RecordCodec.microseconds) ?? recordedAt
+    // An event recorded elsewhere keeps its time; a new one is stamped after everything the log
+    // has seen, even when the wall clock stepped back or another device's clock runs ahead.
+    let micros = event.recordedAt.map(RecordCodec.microseconds) ?? max(wallClock, clock < .max ? clock + 1 : clock)
+    if micros > clock { clock = micros }
+    headRecordedAt = micros
     let fields = RecordCodec.Fields(
       sequence: sequence, version: version, recordedAtMicroseconds: micros, event: event, stream: stream)
     try withUnsafeBytes(of: sequence) { key in
@@ -320,8 +373,17 @@ struct WriteBatch {
     return AppendResult(events: positions, alreadyStored: true)
   }
 
-  /// Makes every projection's checkpoint follow the head, writing those that did not.
+  /// Makes every projection's checkpoint follow the head, writing those that did not, and stores
+  /// the clock when the head's record does not carry it (an ingested event older than the clock
+  /// is the head, or the environment had no stored clock).
   mutating func finish() throws {
+    if clock > headRecordedAt || storedClock == nil, storedClock != clock {
+      var value = clock.littleEndian
+      try Schema.clockKey.withUnsafeBytes { k in
+        try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: store.schema.meta) }
+      }
+      storedClock = clock
+    }
     for (index, target) in targets.enumerated() {
       let checkpoint = Schema.Checkpoint.following(version: target.projection.version)
       guard storedCheckpoints[index] != checkpoint else { continue }
