@@ -86,6 +86,9 @@ let package = Package(
       dependencies: ["EventLog", "RestaurantBooking", "TestKit"],
       path: "Tests/Support/EventLogStress"
     ),
+    // Test support: the `Review` entity (posted, edited field by field, deleted) of the
+    // convergence checks, on EventLog's public API alone, and the rule's oracle.
+    .target(name: "ReviewEntity", dependencies: ["EventLog"], path: "Tests/Support/ReviewEntity"),
     // Fuzz target for the record and payload decoders (built by .ci/fuzz with the fuzzer sanitizer).
     .executableTarget(
       name: "EventLogFuzz", dependencies: ["EventLog", "Checksum"], path: "Tests/Fuzz/EventLogFuzz"),
@@ -110,7 +113,8 @@ let package = Package(
         "TestKit",
       ]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),
-    .testTarget(name: "EventLogTests", dependencies: ["EventLog", "Checksum", "LMDB", "TestKit"]),
+    .testTarget(
+      name: "EventLogTests", dependencies: ["EventLog", "Checksum", "LMDB", "TestKit", "ReviewEntity"]),
     // The `User` entity of Docs/AddingAnEntity.md, on EventLog's public API alone, and its tests.
     .testTarget(name: "UserEntityTests", dependencies: ["EventLog", "TestKit"]),
     .testTarget(

@@ -20,9 +20,13 @@ public final class ProjectionState {
   /// call of the replay's hot path.
   private let memoryTables: [MemoryTable]
   private let databases: [(name: String, database: Database)]
+  /// The log, for a projection that reads events back during its fold (a ``TableProjection``
+  /// with updates folding a row's events again); `nil` where the fold has no log.
+  var log: LogReader?
 
-  init(projection: String, backend: Backend) {
+  init(projection: String, backend: Backend, log: LogReader? = nil) {
     self.projection = projection
+    self.log = log
     switch backend {
     case .lmdb(let txn, let databases):
       self.transaction = txn

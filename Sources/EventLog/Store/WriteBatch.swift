@@ -57,9 +57,10 @@ struct WriteBatch {
         found = try cursor.move(.next)
       }
     }
+    let log = store.projections.isEmpty ? nil : LogReader(.transaction(txn), schema: store.schema)
     for (projection, checkpoint) in zip(store.projections, storedCheckpoints) {
       let databases = store.projectionDatabases[projection.name] ?? [:]
-      let state = ProjectionState(projection: projection.name, backend: .lmdb(txn, databases))
+      let state = ProjectionState(projection: projection.name, backend: .lmdb(txn, databases), log: log)
       let target = ProjectionEngine.Target(projection: projection, state: state)
       if let checkpoint, checkpoint.version == projection.version, checkpoint.isFollowingHead {
         // Up to date.
@@ -68,7 +69,8 @@ struct WriteBatch {
           from: checkpoint.sequence + 1, through: head, in: txn, schema: store.schema, into: [target])
       } else {
         // New, of another version, or past the head (a damaged or rolled-back environment): rebuild.
-        let (memoryTarget, tables) = ProjectionEngine.memoryTarget(for: projection)
+        let (memoryTarget, tables) = ProjectionEngine.memoryTarget(
+          for: projection, log: log ?? LogReader(.transaction(txn), schema: store.schema))
         try ProjectionEngine.fold(
           from: 1, through: head, in: txn, schema: store.schema, into: [memoryTarget])
         try ProjectionEngine.write(tables, to: databases, in: txn)
@@ -99,7 +101,9 @@ struct WriteBatch {
   static func headAndRecordedAt(in txn: Transaction, events: Database) throws -> (UInt64, Int64) {
     try txn.withCursor(in: events) { cursor in
       guard try cursor.move(.last) else { return (0, 0) }
-      return (cursor.key.loadUnaligned(as: UInt64.self), RecordCodec.recordedAtMicroseconds(of: cursor.value) ?? 0)
+      return (
+        cursor.key.loadUnaligned(as: UInt64.self), RecordCodec.recordedAtMicroseconds(of: cursor.value) ?? 0
+      )
     }
   }
 
@@ -119,7 +123,9 @@ struct WriteBatch {
       var largest: Int64 = 0
       var found = try cursor.move(.first)
       while found {
-        if let micros = RecordCodec.recordedAtMicroseconds(of: cursor.value), micros > largest { largest = micros }
+        if let micros = RecordCodec.recordedAtMicroseconds(of: cursor.value), micros > largest {
+          largest = micros
+        }
         found = try cursor.move(.next)
       }
       return largest
@@ -246,7 +252,8 @@ struct WriteBatch {
     let sequence = head
     // An event recorded elsewhere keeps its time; a new one is stamped after everything the log
     // has seen, even when the wall clock stepped back or another device's clock runs ahead.
-    let micros = event.recordedAt.map(RecordCodec.microseconds) ?? max(wallClock, clock < .max ? clock + 1 : clock)
+    let micros =
+      event.recordedAt.map(RecordCodec.microseconds) ?? max(wallClock, clock < .max ? clock + 1 : clock)
     if micros > clock { clock = micros }
     headRecordedAt = micros
     let fields = RecordCodec.Fields(
