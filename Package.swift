@@ -14,6 +14,7 @@ let package = Package(
     .executable(name: "eventlog", targets: ["eventlog"]),
     .executable(name: "eventlog-benchmarks", targets: ["EventLogBenchmarks"]),
     .executable(name: "eventlog-stress", targets: ["EventLogStress"]),
+    .executable(name: "review-device", targets: ["ReviewDevice"]),
   ],
   targets: [
     // The C API of LMDB, from the system library (Debian: liblmdb-dev). Only `LMDB` imports it.
@@ -89,6 +90,13 @@ let package = Package(
     // Test support: the `Review` entity (posted, edited field by field, deleted) of the
     // convergence checks, on EventLog's public API alone, and the rule's oracle.
     .target(name: "ReviewEntity", dependencies: ["EventLog"], path: "Tests/Support/ReviewEntity"),
+    // Test support: one device of the review convergence model check; one operation per run
+    // (post, edit, delete, push, pull, list, check), so that a test can kill it mid-push or pull.
+    .executableTarget(
+      name: "ReviewDevice",
+      dependencies: ["EventLog", "ReviewEntity", "Replication", "ReplicationPostgres", "TestKit"],
+      path: "Tests/Support/ReviewDevice"
+    ),
     // Fuzz target for the record and payload decoders (built by .ci/fuzz with the fuzzer sanitizer).
     .executableTarget(
       name: "EventLogFuzz", dependencies: ["EventLog", "Checksum"], path: "Tests/Fuzz/EventLogFuzz"),
@@ -110,7 +118,7 @@ let package = Package(
       dependencies: [
         "Replication", "ReplicationPostgres", "Postgres", "PostgresTestSupport", "EventLog",
         "RestaurantBooking",
-        "TestKit",
+        "TestKit", "ReviewEntity",
       ]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),
     .testTarget(
