@@ -166,6 +166,8 @@ extension TableSchema {
         guard let before = current else { continue }  // deleted, or not created yet
         var row = try before.bytes.withUnsafeBytes { try Row(storedBytes: $0) }
         try change(&row)
+        let moved = KeyBuilder.withKey({ primaryKey.write(row, &$0) }) { !$0.elementsEqual(key) }
+        precondition(!moved, "an update of projection '\(projection)' changed a row's primary key")
         current = (row, try RowWriter.withRow({ try row.write(to: &$0) }) { Array($0) })
       case .delete?:
         current = nil
