@@ -350,17 +350,7 @@ struct WriteBatch {
     }
   }
 
-  private static func precedes(_ a: UUID, _ b: UUID) -> Bool {
-    withUnsafeBytes(of: a.uuid) { x in
-      withUnsafeBytes(of: b.uuid) { y in
-        let a0 = UInt64(bigEndian: x.loadUnaligned(as: UInt64.self))
-        let b0 = UInt64(bigEndian: y.loadUnaligned(as: UInt64.self))
-        if a0 != b0 { return a0 < b0 }
-        return UInt64(bigEndian: x.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-          < UInt64(bigEndian: y.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-      }
-    }
-  }
+  private static func precedes(_ a: UUID, _ b: UUID) -> Bool { a.byteOrder < b.byteOrder }
 
   /// The positions of events already stored, read back from their records.
   private func storedResult(_ sequences: [UInt64]) throws -> AppendResult {

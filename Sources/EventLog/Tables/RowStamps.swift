@@ -6,7 +6,7 @@ import Foundation
 /// event's stamp later than every event its log held when it was appended.
 struct Stamp: Comparable {
   var microseconds: Int64
-  /// The ID's bytes 0–7 and 8–15, big-endian: compared as numbers, they order IDs bytewise.
+  /// The ID's `UUID.byteOrder`: with equal times, stamps order as their IDs' bytes.
   var high: UInt64
   var low: UInt64
 
@@ -15,12 +15,7 @@ struct Stamp: Comparable {
 
   init(_ event: RecordedEvent) {
     microseconds = event.recordedAt.microsecondsSince1970
-    (high, low) = withUnsafeBytes(of: event.id.uuid) {
-      (
-        UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 0, as: UInt64.self)),
-        UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-      )
-    }
+    (high, low) = event.id.byteOrder
   }
 
   /// The stamp stored at the start of `bytes` (at least ``size`` bytes).
