@@ -1,7 +1,7 @@
 import LMDB
 
-/// The log as a fold reads it back: the events of given sequence numbers, for a
-/// ``TableProjection`` with updates that folds a row's events again in stamp order.
+/// The log as a fold reads it back: the events of given streams, for a ``TableProjection`` with
+/// updates that folds a row's events again in stamp order.
 ///
 /// Inside a transaction (the writer's, or the read transaction of a comparison) it reads there;
 /// a replay's fold thread holds none, and reads in a read transaction of its own. Not `Sendable`:
@@ -22,17 +22,39 @@ final class LogReader {
     self.schema = schema
   }
 
-  /// The events stored at `sequences`, in that order, verified as every read of the log is.
-  /// - Throws: ``EventStoreError/corruptedRecord(sequence:reason:)`` for a damaged record or one
-  ///   that is not stored; a storage error.
-  func events(at sequences: [UInt64]) throws -> [RecordedEvent] {
+  /// The events of `streams` (their UTF-8 names) stored before `sequence`, except those the
+  /// projections skip (``SkippedEvent``), stream by stream in version order.
+  func events(inStreams streams: [[UInt8]], before sequence: UInt64) throws -> [RecordedEvent] {
     switch source {
-    case .transaction(let txn): return try read(sequences, in: txn)
+    case .transaction(let txn): return try read(streams, before: sequence, in: txn)
     case .environment(let environment):
-      return try storage { try environment.read { try read(sequences, in: $0) } }
+      return try storage { try environment.read { try read(streams, before: sequence, in: $0) } }
     }
   }
 
+  private func read(_ streams: [[UInt8]], before last: UInt64, in txn: Transaction) throws -> [RecordedEvent]
+  {
+    var sequences: [UInt64] = []
+    try txn.withCursor(in: schema.streamEvents) { cursor in
+      for stream in streams {
+        guard try stream.withUnsafeBytes({ try cursor.seek($0, exact: true) }) else { continue }
+        var found = true
+        while found {
+          let sequence = Schema.parseStreamEntry(cursor.value).sequence
+          if sequence < last { sequences.append(sequence) }
+          found = try cursor.move(.nextDuplicate)
+        }
+      }
+    }
+    if let skipped = schema.skipped {
+      sequences = try sequences.filter { sequence in
+        try withUnsafeBytes(of: sequence) { try txn.withValue(forKey: $0, in: skipped) { _ in true } } == nil
+      }
+    }
+    return try read(sequences, in: txn)
+  }
+
+  /// The events stored at `sequences`, verified as every read of the log is.
   private func read(_ sequences: [UInt64], in txn: Transaction) throws -> [RecordedEvent] {
     try sequences.map { sequence in
       let event = try withUnsafeBytes(of: sequence) { key in

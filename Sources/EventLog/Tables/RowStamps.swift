@@ -25,6 +25,13 @@ struct Stamp: Comparable {
     low = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 16, as: UInt64.self))
   }
 
+  /// Writes the stored form at the start of `buffer` (at least ``size`` bytes).
+  func store(into buffer: UnsafeMutableRawBufferPointer) {
+    buffer.storeBytes(of: microseconds.littleEndian, toByteOffset: 0, as: Int64.self)
+    buffer.storeBytes(of: high.bigEndian, toByteOffset: 8, as: UInt64.self)
+    buffer.storeBytes(of: low.bigEndian, toByteOffset: 16, as: UInt64.self)
+  }
+
   /// Appends the stored form to `bytes`.
   func append(to bytes: inout [UInt8]) {
     withUnsafeBytes(of: microseconds.littleEndian) { bytes.append(contentsOf: $0) }
@@ -43,108 +50,154 @@ struct Stamp: Comparable {
 /// ```
 /// offset size
 ///  0     24   the latest stamp among the row's events (``Stamp``)
-/// 24     8×n  the sequence numbers (UInt64 little-endian) of the row's events in stamp order,
-///             from its last delete on (the events before a delete have no effect on the row)
+/// 24     …    the streams the row's events are in, in the order first met: each a UInt16
+///             little-endian length, then its UTF-8 bytes (one stream, for an entity that keeps
+///             one stream per row)
 /// ```
 ///
-/// A key with an entry but no row was deleted (its entry starts with the delete: a tombstone), or
-/// has seen only updates so far.
+/// An event stamped after the latest rewrites the stamp in place. A key with an entry but no row
+/// was deleted (a tombstone), or has had updates only.
+@usableFromInline
 enum RowStamps {
-  /// The entry of a row whose events are `sequences`, the last stamped `latest`.
-  static func entry(latest: Stamp, sequences: some Sequence<UInt64>) -> [UInt8] {
+  /// The table's name, `.stamps` (``TableProjection/stampsTable``).
+  static let table = ".stamps"
+
+  /// The entry of a row whose latest stamp is `latest` and whose events are in `streams`.
+  static func entry(latest: Stamp, streams: [[UInt8]]) -> [UInt8] {
     var bytes: [UInt8] = []
-    bytes.reserveCapacity(Stamp.size + 8 * sequences.underestimatedCount)
+    bytes.reserveCapacity(Stamp.size + streams.reduce(0) { $0 + 2 + $1.count })
     latest.append(to: &bytes)
-    for sequence in sequences { withUnsafeBytes(of: sequence.littleEndian) { bytes.append(contentsOf: $0) } }
+    for stream in streams {
+      withUnsafeBytes(of: UInt16(stream.count).littleEndian) { bytes.append(contentsOf: $0) }
+      bytes += stream
+    }
     return bytes
   }
 
-  /// The sequence numbers of a stored entry.
-  static func sequences(_ entry: UnsafeRawBufferPointer) -> [UInt64] {
-    stride(from: Stamp.size, to: entry.count - 7, by: 8).map {
-      UInt64(littleEndian: entry.loadUnaligned(fromByteOffset: $0, as: UInt64.self))
+  /// The streams of a stored entry.
+  static func streams(_ entry: UnsafeRawBufferPointer) -> [[UInt8]] {
+    var streams: [[UInt8]] = []
+    var offset = Stamp.size
+    while offset + 2 <= entry.count {
+      let length = Int(UInt16(littleEndian: entry.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+      guard offset + 2 + length <= entry.count else { break }
+      streams.append(Array(entry[(offset + 2)..<(offset + 2 + length)]))
+      offset += 2 + length
+    }
+    return streams
+  }
+
+  /// Whether `entry` lists exactly one stream, `stream`.
+  static func lists(only stream: UnsafeRawBufferPointer, _ entry: UnsafeRawBufferPointer) -> Bool {
+    entry.count == Stamp.size + 2 + stream.count
+      && Int(UInt16(littleEndian: entry.loadUnaligned(fromByteOffset: Stamp.size, as: UInt16.self)))
+        == stream.count
+      && BinaryCodingSupport.bytesEqual(UnsafeRawBufferPointer(rebasing: entry[(Stamp.size + 2)...]), stream)
+  }
+
+  /// Stores the entry of one stream, `stream`, and the stamp `latest` under `key`: written in
+  /// scratch memory, the same size as the entry it replaces in the usual case (overwritten in
+  /// place in a replay's tables).
+  static func store(
+    latest: Stamp, stream: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer,
+    in state: ProjectionState,
+    table: String
+  ) throws {
+    try withUnsafeTemporaryAllocation(byteCount: Stamp.size + 2 + stream.count, alignment: 8) { buffer in
+      latest.store(into: buffer)
+      buffer.storeBytes(of: UInt16(stream.count).littleEndian, toByteOffset: Stamp.size, as: UInt16.self)
+      UnsafeMutableRawBufferPointer(rebasing: buffer[(Stamp.size + 2)...]).copyMemory(from: stream)
+      try state.put(UnsafeRawBufferPointer(buffer), forKey: key, in: table)
+    }
+  }
+
+  /// Records `event` among the stamps of the row under `key` and says how it arrived.
+  ///
+  /// - The key's first event (no entry): stores its entry. The row's handler applies it as it
+  ///   is; an update of no row then fails as its `ifMissing` says.
+  /// - Stamped after the row's latest (the usual case: every local event, and pulled events in
+  ///   order): rewrites the entry's stamp, in place when the event is in the entry's one stream.
+  ///   The handler applies it to the row as it is (an update of no row changes nothing).
+  /// - Stamped before it: writes nothing. The row must be folded again
+  ///   (``TableSchema/refold(_:writer:)``), which stores the entry.
+  /// - Throws: ``TableError/invalidKey(projection:table:length:)``, storage errors.
+  @usableFromInline
+  static func arrival(
+    of event: RecordedEvent, key: UnsafeRawBufferPointer, state: ProjectionState, projection: String
+  ) throws -> RowArrival {
+    let table = Self.table
+    try TableEngine.checkKey(key, table: table, projection: projection)
+    let stamp = Stamp(event)
+    var stream = event.stream.rawValue
+    return try stream.withUTF8 { stream in
+      let stream = UnsafeRawBufferPointer(stream)
+      let found = try state.withValue(forKey: key, in: table) { entry -> (latest: Stamp, onlyThis: Bool)? in
+        entry.count >= Stamp.size ? (Stamp(stored: entry), lists(only: stream, entry)) : nil
+      }
+      guard let found = found ?? nil else {
+        try store(latest: stamp, stream: stream, forKey: key, in: state, table: table)
+        return .first
+      }
+      guard found.latest < stamp else { return .late }
+      if found.onlyThis {
+        try store(latest: stamp, stream: stream, forKey: key, in: state, table: table)
+      } else {
+        var streams = try state.withValue(forKey: key, in: table) { Self.streams($0) } ?? []
+        if !streams.contains(where: { $0.elementsEqual(stream) }) { streams.append(Array(stream)) }
+        try state.put(entry(latest: stamp, streams: streams), forKey: Array(key), in: table)
+      }
+      return .inOrder
     }
   }
 }
 
+/// How an event reached its row, in a table with updates (``RowStamps/arrival(of:key:state:projection:)``).
+@usableFromInline
+enum RowArrival {
+  /// The key's first event.
+  case first
+  /// Stamped after the row's latest: applied to the row as it is.
+  case inOrder
+  /// Stamped before the row's latest: the row is folded again.
+  case late
+}
+
 extension TableSchema {
-  /// Folds an event of a create, update or delete handler into a table with updates, by the
-  /// convergent rule: the row becomes the fold of its events in stamp order.
+  /// Folds the row `event` acts on again from its events, in stamp order, from its last delete on
+  /// (what came before a delete has no effect on the row), and stores it (or deletes it) with its
+  /// entry: `event` is stamped before the row's latest (``RowArrival/late``).
   ///
-  /// - An event stamped after the row's latest (the usual case: every local event, and pulled
-  ///   events in order) is applied to the row as it is. An update of a key without a row changes
-  ///   nothing, unless the key has never had an event: then its `ifMissing` decides.
-  /// - An event stamped before the row's latest makes the engine read the row's events back from
-  ///   the log and fold them again, with it, in stamp order, from no row: the same row, whatever
-  ///   order the events came in.
-  /// - A delete empties the row's list: what came before it has no effect on the row any more.
-  ///
-  /// Either way the outcome depends only on the row's events, not on the order they were
-  /// applied in, so devices converge and a replay (which meets the events in the log's order,
-  /// as the live path did) builds the same tables.
+  /// The row's events are read back from the log: those of the streams its entry lists, stored
+  /// before `event` (a replay through an earlier event, or a fold that reaches `event` before the
+  /// rest of its batch, sees no later one), except those the projections skip, whose handler acts
+  /// on the row. The result depends only on the row's events, not on the order they were applied
+  /// in, so devices converge; and a replay, which meets the events in the log's order as the live
+  /// path did, folds again where the live path did and builds the same tables.
   @usableFromInline
-  func fold(_ event: RecordedEvent, effect: RowEffect<Row>, writer: TableWriter<Row>) throws {
-    let key: [UInt8]
-    switch effect {
-    case .create(let row): key = KeyBuilder.withKey({ primaryKey.write(row, &$0) }) { Array($0) }
-    case .update(let rowKey, _, _), .delete(let rowKey): key = rowKey.bytes
-    }
-    let table = TableProjection<Row>.stampsTable
-    try key.withUnsafeBytes { try TableEngine.checkKey($0, table: table, projection: projection) }
-    let state = writer.state
-    let stamp = Stamp(event)
-    let stored = try state.value(forKey: key, in: table)
-    guard let stored, stored.count >= Stamp.size else {
-      // The key's first event.
-      try applyInOrder(effect, writer: writer, firstEvent: true)
-      try state.put(RowStamps.entry(latest: stamp, sequences: [event.sequence]), forKey: key, in: table)
-      return
-    }
-    let latest = stored.withUnsafeBytes { Stamp(stored: $0) }
-    guard stamp < latest else {
-      try applyInOrder(effect, writer: writer, firstEvent: false)
-      if case .delete = effect {
-        try state.put(RowStamps.entry(latest: stamp, sequences: [event.sequence]), forKey: key, in: table)
-      } else {
-        var entry: [UInt8] = []
-        entry.reserveCapacity(stored.count + 8)
-        stamp.append(to: &entry)
-        entry += stored[Stamp.size...]
-        withUnsafeBytes(of: event.sequence.littleEndian) { entry.append(contentsOf: $0) }
-        try state.put(entry, forKey: key, in: table)
-      }
-      return
-    }
-    try refold(key: key, stored: stored, latest: latest, adding: event, effect: effect, writer: writer)
-  }
-
-  /// Applies an event that comes after every other event of its row.
-  private func applyInOrder(_ effect: RowEffect<Row>, writer: TableWriter<Row>, firstEvent: Bool) throws {
-    switch effect {
-    case .create(let row):
-      try writer.put(row)
-    case .update(let key, let change, let missing):
-      if try !writer.update(forKey: key, change), firstEvent { try missing(projection) }
-    case .delete(let key):
-      try writer.delete(forKey: key)
-    }
-  }
-
-  /// Folds the row under `key` again from its events, `event` (stamped before the row's latest)
-  /// among them, and stores it (or deletes it) with its new list.
-  private func refold(
-    key: [UInt8], stored: [UInt8], latest: Stamp, adding event: RecordedEvent, effect: RowEffect<Row>,
-    writer: TableWriter<Row>
-  ) throws {
+  func refold(_ event: RecordedEvent, writer: TableWriter<Row>) throws {
+    guard let effect = try self.effect(of: event) else { return }
     guard let log = writer.state.log else {
       throw EventStoreError.invalidProjection(
         "projection '\(projection)' must fold a row again, and this fold cannot read the log")
     }
-    var events: [(stamp: Stamp, sequence: UInt64, effect: RowEffect<Row>?)] = []
-    for earlier in try log.events(at: stored.withUnsafeBytes(RowStamps.sequences)) {
-      events.append((Stamp(earlier), earlier.sequence, try self.effect(of: earlier)))
+    let key = Self.key(of: effect, primaryKey: primaryKey)
+    let table = RowStamps.table
+    let stored = try writer.state.withValue(forKey: key, in: table) { entry in
+      (latest: Stamp(stored: entry), streams: RowStamps.streams(entry))
     }
-    events.append((Stamp(event), event.sequence, effect))
+    guard let stored else { return }
+    var streams = stored.streams
+    let stream = Array(event.stream.rawValue.utf8)
+    if !streams.contains(stream) { streams.append(stream) }
+    // The row's events so far: those of its streams, up to this one, whose handler acts on it.
+    var events: [(stamp: Stamp, effect: RowEffect<Row>)] = [(Stamp(event), effect)]
+    for earlier in try log.events(inStreams: streams, before: event.sequence) {
+      guard let effect = try self.effect(of: earlier), Self.key(of: effect, primaryKey: primaryKey) == key
+      else {
+        continue
+      }
+      events.append((Stamp(earlier), effect))
+    }
     events.sort { $0.stamp < $1.stamp }
     let start =
       events.lastIndex {
@@ -155,19 +208,17 @@ extension TableSchema {
     var current: (row: Row, bytes: [UInt8])?
     for step in events[start...] {
       switch step.effect {
-      case .create(let row)?:
+      case .create(let row):
         current = (row, try RowWriter.withRow({ try row.write(to: &$0) }) { Array($0) })
-      case .update(_, let change, _)?:
+      case .update(_, let change):
         guard let before = current else { continue }  // deleted, or not created yet
         var row = try before.bytes.withUnsafeBytes { try Row(storedBytes: $0) }
         try change(&row)
         let moved = KeyBuilder.withKey({ primaryKey.write(row, &$0) }) { !$0.elementsEqual(key) }
         precondition(!moved, "an update of projection '\(projection)' changed a row's primary key")
         current = (row, try RowWriter.withRow({ try row.write(to: &$0) }) { Array($0) })
-      case .delete?:
+      case .delete:
         current = nil
-      case nil:
-        continue
       }
     }
     try writer.withParts { state, schema in
@@ -182,13 +233,19 @@ extension TableSchema {
           _ = try TableEngine.delete(primaryKey: primaryKey, state: Lent(state), layout: Lent(schema.layout))
         }
       }
-      try state.put(
-        RowStamps.entry(latest: latest, sequences: events[start...].lazy.map(\.sequence)), forKey: key,
-        in: TableProjection<Row>.stampsTable)
+      try state.put(RowStamps.entry(latest: stored.latest, streams: streams), forKey: key, in: table)
     }
   }
 
-  /// What a stored event of the row does, by its type's create, update or delete handler.
+  /// The primary key of the row `effect` acts on.
+  private static func key(of effect: RowEffect<Row>, primaryKey: KeyColumn<Row>) -> [UInt8] {
+    switch effect {
+    case .create(let row): KeyBuilder.withKey({ primaryKey.write(row, &$0) }) { Array($0) }
+    case .update(let key, _), .delete(let key): key.bytes
+    }
+  }
+
+  /// What a stored event does to its row, by its type's create, update or delete handler.
   private func effect(of event: RecordedEvent) throws -> RowEffect<Row>? {
     for handler in handlers where handler.eventType == event.type {
       return try handler.effect?(event)

@@ -24,8 +24,12 @@ public struct TableHandler<Row: TableRow>: Sendable {
   /// The stored type name of the events it handles.
   public let eventType: String
   @usableFromInline let apply: @Sendable (RecordedEvent, TableWriter<Row>) throws -> Void
-  /// What the event does to one row, for a create, update or delete handler; `nil` for a custom
-  /// one.
+  /// For a create, update or delete handler in a table with updates: `apply` by the convergent
+  /// rule (the row's stamps first; an event older than the row's latest folds the row again).
+  /// `nil` for a custom one.
+  @usableFromInline let converge: (@Sendable (RecordedEvent, TableWriter<Row>) throws -> Void)?
+  /// What the event does to one row, for a create, update or delete handler: what a refold folds.
+  /// `nil` for a custom one.
   @usableFromInline let effect: (@Sendable (RecordedEvent) throws -> RowEffect<Row>)?
   /// Whether it is an update handler (a table that has one folds rows by the convergent rule).
   @usableFromInline let isUpdate: Bool
@@ -33,10 +37,12 @@ public struct TableHandler<Row: TableRow>: Sendable {
   @usableFromInline
   init(
     eventType: String, apply: @escaping @Sendable (RecordedEvent, TableWriter<Row>) throws -> Void,
+    converge: (@Sendable (RecordedEvent, TableWriter<Row>) throws -> Void)? = nil,
     effect: (@Sendable (RecordedEvent) throws -> RowEffect<Row>)? = nil, isUpdate: Bool = false
   ) {
     self.eventType = eventType
     self.apply = apply
+    self.converge = converge
     self.effect = effect
     self.isUpdate = isUpdate
   }
@@ -56,6 +62,13 @@ public struct TableHandler<Row: TableRow>: Sendable {
   ) -> TableHandler {
     TableHandler(
       eventType: E.eventType, apply: { event, table in try table.put(row(event.decode(E.self))) },
+      converge: { event, table in
+        let made = try row(event.decode(E.self))
+        switch try table.arrival(of: event, row: made) {
+        case .first, .inOrder: try table.put(made)
+        case .late: try table.refold(event)
+        }
+      },
       effect: { event in .create(try row(event.decode(E.self))) })
   }
 
@@ -86,12 +99,21 @@ public struct TableHandler<Row: TableRow>: Sendable {
           try ifMissing.handle(decoded, key: key, projection: table.projection)
         }
       },
-      effect: { event in
+      converge: { event, table in
         let decoded = try event.decode(E.self)
         let key = key(decoded)
-        return .update(
-          key, change: { try change(&$0, decoded) },
-          missing: { try ifMissing.handle(decoded, key: key, projection: $0) })
+        switch try table.arrival(of: event, key: key) {
+        case .first:
+          if try !table.update(forKey: key, { try change(&$0, decoded) }) {
+            try ifMissing.handle(decoded, key: key, projection: table.projection)
+          }
+        case .inOrder: try table.update(forKey: key) { try change(&$0, decoded) }
+        case .late: try table.refold(event)
+        }
+      },
+      effect: { event in
+        let decoded = try event.decode(E.self)
+        return .update(key(decoded)) { try change(&$0, decoded) }
       }, isUpdate: true)
   }
 
@@ -112,6 +134,13 @@ public struct TableHandler<Row: TableRow>: Sendable {
     TableHandler(
       eventType: E.eventType,
       apply: { event, table in _ = try table.delete(forKey: key(event.decode(E.self))) },
+      converge: { event, table in
+        let key = key(try event.decode(E.self))
+        switch try table.arrival(of: event, key: key) {
+        case .first, .inOrder: try table.delete(forKey: key)
+        case .late: try table.refold(event)
+        }
+      },
       effect: { event in .delete(key(try event.decode(E.self))) })
   }
 
@@ -129,9 +158,8 @@ public struct TableHandler<Row: TableRow>: Sendable {
 enum RowEffect<Row: TableRow> {
   /// Stores the row under its primary key, replacing any.
   case create(Row)
-  /// Changes the row under the key, if there is one; `missing` (given the projection's name)
-  /// handles an update of a key the table has never seen.
-  case update(TableKey, change: (inout Row) throws -> Void, missing: (String) throws -> Void)
+  /// Changes the row under the key, if there is one.
+  case update(TableKey, change: (inout Row) throws -> Void)
   /// Deletes the row under the key, if there is one.
   case delete(TableKey)
 }

@@ -61,7 +61,7 @@ public struct TableProjection<Row: TableRow>: Projection {
   static var convergentRuleRevision: UInt32 { 1 }
 
   /// The table in which a table with updates keeps each row's stamps: `.stamps`.
-  public static var stampsTable: String { ".stamps" }
+  public static var stampsTable: String { RowStamps.table }
 
   /// A table projection.
   /// - Parameters:
@@ -125,8 +125,8 @@ public struct TableProjection<Row: TableRow>: Projection {
     try schema.handlers.withUnsafeBufferPointer { handlers in
       for position in handlers.indices
       where handlers[position].eventType.utf8.count == count && handlers[position].eventType == type {
-        if schema.converges, let effect = handlers[position].effect {
-          try schema.fold(event, effect: effect(event), writer: writer)
+        if schema.converges, let converge = handlers[position].converge {
+          try converge(event, writer)
         } else {
           try handlers[position].apply(event, writer)
         }
