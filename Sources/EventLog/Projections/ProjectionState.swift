@@ -115,6 +115,26 @@ public final class ProjectionState {
     }
   }
 
+  /// Calls `body` with the bytes stored under `key` in `table`, which it may change in place (not
+  /// their length), and keeps the change when it returns `true`: in memory one lookup for a read
+  /// and a write; in LMDB a copy, put back when changed. `body` must not change this state
+  /// otherwise.
+  /// - Returns: `nil` when the key is absent (`body` is not called), else what `body` returned.
+  func modifyValue(
+    forKey key: UnsafeRawBufferPointer, in table: String,
+    _ body: (UnsafeMutableRawBufferPointer) throws -> Bool
+  ) throws -> Bool? {
+    if let txn = transaction {
+      let database = try database(table)
+      guard var copy = try txn.value(forKey: key, in: database) else { return nil }
+      let changed = try copy.withUnsafeMutableBytes(body)
+      if changed { try copy.withUnsafeBytes { try txn.put($0, forKey: key, in: database) } }
+      return changed
+    } else {
+      return try memoryTable(table).withMutableValue(forKey: key, body)
+    }
+  }
+
   /// Stores `value` under `key` in `table`, replacing what was there. Both are copied.
   public func put(_ value: [UInt8], forKey key: [UInt8], in table: String) throws {
     try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(v, forKey: k, in: table) } }

@@ -131,22 +131,33 @@ enum RowStamps {
     var stream = event.stream.rawValue
     return try stream.withUTF8 { stream in
       let stream = UnsafeRawBufferPointer(stream)
-      let found = try state.withValue(forKey: key, in: table) { entry -> (latest: Stamp, onlyThis: Bool)? in
-        entry.count >= Stamp.size ? (Stamp(stored: entry), lists(only: stream, entry)) : nil
+      // One lookup: the stamp is read, and rewritten in place when the event comes after it.
+      var arrival = RowArrival.first
+      var otherStreams = false
+      _ = try state.modifyValue(forKey: key, in: table) { entry in
+        guard entry.count >= Stamp.size else { return false }  // unreadable: written anew below
+        guard Stamp(stored: UnsafeRawBufferPointer(entry)) < stamp else {
+          arrival = .late
+          return false
+        }
+        arrival = .inOrder
+        stamp.store(into: entry)
+        otherStreams = !lists(only: stream, UnsafeRawBufferPointer(entry))
+        return true
       }
-      guard let found = found ?? nil else {
+      switch arrival {
+      case .first:
         try store(latest: stamp, stream: stream, forKey: key, in: state, table: table)
-        return .first
-      }
-      guard found.latest < stamp else { return .late }
-      if found.onlyThis {
-        try store(latest: stamp, stream: stream, forKey: key, in: state, table: table)
-      } else {
+      case .inOrder where otherStreams:
         var streams = try state.withValue(forKey: key, in: table) { Self.streams($0) } ?? []
-        if !streams.contains(where: { $0.elementsEqual(stream) }) { streams.append(Array(stream)) }
-        try state.put(entry(latest: stamp, streams: streams), forKey: Array(key), in: table)
+        if !streams.contains(where: { $0.elementsEqual(stream) }) {
+          streams.append(Array(stream))
+          try state.put(entry(latest: stamp, streams: streams), forKey: Array(key), in: table)
+        }
+      case .inOrder, .late:
+        break
       }
-      return .inOrder
+      return arrival
     }
   }
 }
