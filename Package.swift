@@ -11,10 +11,13 @@ let package = Package(
     .library(name: "Postgres", targets: ["Postgres"]),
     .library(name: "Replication", targets: ["Replication"]),
     .library(name: "ReplicationPostgres", targets: ["ReplicationPostgres"]),
+    .library(name: "ReplicationSupabase", targets: ["ReplicationSupabase"]),
+    .library(name: "EventLogCLI", targets: ["EventLogCLI"]),
     .executable(name: "eventlog", targets: ["eventlog"]),
     .executable(name: "eventlog-benchmarks", targets: ["EventLogBenchmarks"]),
     .executable(name: "eventlog-stress", targets: ["EventLogStress"]),
     .executable(name: "review-device", targets: ["ReviewDevice"]),
+    .executable(name: "user-eventlog", targets: ["UserEventLog"]),
   ],
   targets: [
     // The C API of LMDB, from the system library (Debian: liblmdb-dev). Only `LMDB` imports it.
@@ -33,7 +36,8 @@ let package = Package(
       pkgConfig: "libcurl",
       providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]
     ),
-    // A small HTTP GET client over libcurl with a hard body cap, timeouts and cancellation.
+    // A small HTTP client over libcurl (GET and POST) with a hard body cap, timeouts, cancellation and
+    // no redirect followed.
     .target(name: "HTTP", dependencies: ["CCurl"]),
     // libpq's C API from the system library (Debian: libpq-dev). Only `Postgres` imports it, and the
     // benchmark's hand-written libpq baseline.
@@ -57,13 +61,22 @@ let package = Package(
     .target(name: "Replication", dependencies: ["EventLog"]),
     // The PostgreSQL transport of replication: the server schema (versioned SQL) and libpq calls.
     .target(name: "ReplicationPostgres", dependencies: ["Replication", "Postgres", "EventLog"]),
+    // The HTTPS transport of replication: Supabase's API (PostgREST `rpc/`) calling the same SQL
+    // functions with the signed-in user's access token, over the libcurl client.
+    .target(name: "ReplicationSupabase", dependencies: ["Replication", "HTTP", "EventLog"]),
     // The restaurant-booking domain: models, events, projections, repositories, view models.
     .target(name: "RestaurantBooking", dependencies: ["EventLog", "HTTP"]),
-    // The command line: argument parsing and every command, as a library so tests can call it.
-    .target(name: "EventLogCLI", dependencies: ["EventLog", "RestaurantBooking", "Replication"]),
-    // The composition root: creates the concrete repositories and runs the command line.
+    // The command line of any app's log: argument parsing, the generic commands and the plug-in
+    // protocol an app's own commands use, as a library so that tests and apps can call it.
+    .target(
+      name: "EventLogCLI",
+      dependencies: ["EventLog", "Replication", "ReplicationPostgres", "ReplicationSupabase"]),
+    // The example domain's commands for the command line (`restaurants …`, `bookings …`), a plug-in.
+    .target(name: "RestaurantBookingCLI", dependencies: ["EventLogCLI", "RestaurantBooking", "EventLog"]),
+    // The composition root of the shipped `eventlog`: the example's schema and plug-in, PostgreSQL
+    // or a Supabase project's API.
     .executableTarget(
-      name: "eventlog", dependencies: ["EventLogCLI", "RestaurantBooking", "EventLog", "ReplicationPostgres"]),
+      name: "eventlog", dependencies: ["EventLogCLI", "RestaurantBookingCLI", "RestaurantBooking"]),
     // SQLite's C API from the system library, for the benchmark baseline only.
     .systemLibrary(
       name: "CSQLite",
@@ -97,6 +110,10 @@ let package = Package(
       dependencies: ["EventLog", "ReviewEntity", "Replication", "ReplicationPostgres", "TestKit"],
       path: "Tests/Support/ReviewDevice"
     ),
+    // Test support: an app's own `eventlog`, for the `User` entity of Tests/UserEntityTests (its two
+    // files are linked into the target), built as Docs/CLI.md shows; the CLI tests run it.
+    .executableTarget(
+      name: "UserEventLog", dependencies: ["EventLogCLI", "EventLog"], path: "Tests/Support/UserEventLog"),
     // Fuzz target for the record and payload decoders (built by .ci/fuzz with the fuzzer sanitizer).
     .executableTarget(
       name: "EventLogFuzz", dependencies: ["EventLog", "Checksum"], path: "Tests/Fuzz/EventLogFuzz"),
@@ -109,6 +126,12 @@ let package = Package(
     .target(
       name: "PostgresTestSupport", dependencies: ["Postgres", "TestKit"],
       path: "Tests/Support/PostgresTestSupport"),
+    // Test support: a stand-in for a Supabase project's REST API (gateway + PostgREST) over a
+    // throwaway PostgreSQL, Supabase's auth roles and functions, HS256 tokens (SHA-256/HMAC).
+    .target(
+      name: "PostgRESTTestSupport",
+      dependencies: ["Postgres", "PostgresTestSupport", "HTTPTestSupport", "TestKit"],
+      path: "Tests/Support/PostgRESTTestSupport"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestKit"]),
     .testTarget(name: "PostgresTests", dependencies: ["Postgres", "PostgresTestSupport", "TestKit"]),
     // Replication against real PostgreSQL servers the tests start: schema, push, pull, ordering,
@@ -120,7 +143,20 @@ let package = Package(
         "RestaurantBooking",
         "TestKit", "ReviewEntity",
       ]),
+    // Replication through Supabase's API: the HTTPS transport against the PostgREST stand-in over
+    // a real PostgreSQL with Supabase's auth pieces (users, tokens, faults, the command line).
+    .testTarget(
+      name: "SupabaseReplicationTests",
+      dependencies: [
+        "ReplicationSupabase", "Replication", "ReplicationPostgres", "PostgRESTTestSupport",
+        "PostgresTestSupport", "Postgres", "HTTP", "HTTPTestSupport", "EventLog", "RestaurantBooking",
+        "TestKit",
+      ]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),
+    // The PostgREST stand-in against a throwaway PostgreSQL: tokens, calls, errors, faults.
+    .testTarget(
+      name: "PostgRESTStandInTests",
+      dependencies: ["PostgRESTTestSupport", "PostgresTestSupport", "Postgres", "HTTP", "TestKit"]),
     .testTarget(
       name: "EventLogTests", dependencies: ["EventLog", "Checksum", "LMDB", "TestKit", "ReviewEntity"]),
     // The `User` entity of Docs/AddingAnEntity.md, on EventLog's public API alone, and its tests.
@@ -129,7 +165,8 @@ let package = Package(
       name: "RestaurantBookingTests",
       dependencies: ["RestaurantBooking", "EventLog", "HTTPTestSupport", "TestKit"]),
     .testTarget(
-      name: "EventLogCLITests", dependencies: ["EventLogCLI", "EventLog", "RestaurantBooking", "TestKit"]),
+      name: "EventLogCLITests",
+      dependencies: ["EventLogCLI", "RestaurantBookingCLI", "EventLog", "RestaurantBooking", "TestKit"]),
     // Crashes (kill -9), map growth and dead readers across processes, concurrency.
     .testTarget(
       name: "ReliabilityTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB", "TestKit"]),

@@ -33,6 +33,10 @@ static inline CURLcode ccurl_setopt_write_callback(CURL *handle, ccurl_write_cal
   return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, value);
 }
 
+static inline CURLcode ccurl_setopt_header_callback(CURL *handle, ccurl_write_callback value) {
+  return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, value);
+}
+
 static inline CURLcode ccurl_setopt_progress_callback(CURL *handle, ccurl_progress_callback value) {
   return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, value);
 }

@@ -1,82 +1,59 @@
 import EventLog
 import Foundation
 import Replication
-import RestaurantBooking
 
-/// How stream IDs are shown and read back on the command line: the domain's spelling.
-///
-/// Every output writes UUIDs in lower case; a domain whose stream names hold a UUID in another
-/// case (the booking streams, `booking-<UPPER UUID>` as stored) shows them lower-cased and reads
-/// either case back, so that `import` restores the stored names and `export` of the result gives
-/// the same bytes.
-public struct StreamNames: Sendable {
-  /// The name shown for a stored stream.
-  public var displayed: @Sendable (StreamID) -> String
-  /// The stored stream of a name as shown or typed.
-  public var stored: @Sendable (String) -> StreamID
+/// Where a replication command reaches its server, and how: the URL and what the command line
+/// and the environment add to it.
+public struct RemoteSettings: Sendable {
+  /// The server URL: a `postgres://` URI, or a Supabase project's `https://` URL (`http://` on a
+  /// loopback host).
+  public var url: String
+  /// Whether a server on another host may be reached without TLS (`--allow-unencrypted`).
+  public var allowUnencrypted: Bool
+  /// The process environment.
+  public var environment: [String: String]
+  /// For a project URL: the project's API key (`--api-key`, else `SUPABASE_ANON_KEY`); never
+  /// printed, logged or stored.
+  public var apiKey: String?
+  /// For a project URL: the signed-in user's access token, asked before every request
+  /// (`--access-token-file`'s first line, else `EVENTLOG_ACCESS_TOKEN`); `nil` when there is
+  /// none. `refresh` is `true` after the server refused the last one. Never printed, logged or
+  /// stored.
+  public var accessToken: @Sendable (_ refresh: Bool) async throws -> String?
 
-  /// Names with the given spellings.
+  /// Creates settings.
   public init(
-    displayed: @escaping @Sendable (StreamID) -> String, stored: @escaping @Sendable (String) -> StreamID
+    url: String, allowUnencrypted: Bool = false, environment: [String: String] = [:], apiKey: String? = nil,
+    accessToken: @escaping @Sendable (_ refresh: Bool) async throws -> String? = { _ in nil }
   ) {
-    self.displayed = displayed
-    self.stored = stored
+    self.url = url
+    self.allowUnencrypted = allowUnencrypted
+    self.environment = environment
+    self.apiKey = apiKey
+    self.accessToken = accessToken
   }
-
-  /// Names shown and read as stored.
-  public static let verbatim = StreamNames(displayed: { $0.rawValue }, stored: { StreamID($0) })
 }
 
-/// The concrete pieces the composition root (`main.swift`) hands to the commands.
-public struct Dependencies: Sendable {
-  /// Opens the event store with the application's projections.
-  public var openStore: @Sendable (_ path: String, _ options: EventStore.Options) throws -> EventStore
-  /// The application's event types, for JSON rendering and import.
-  public var eventTypes: EventTypeRegistry
-  /// How stream IDs are shown and read back.
-  public var streamNames: StreamNames
-  /// The domain's rules for events that come from elsewhere (imports refuse an event that
-  /// breaks them); `nil` admits every event.
-  public var admission: (any EventAdmission)?
-  /// Whether a stream's events are shared with the owner's other devices (replication).
-  public var isReplicated: @Sendable (StreamID) -> Bool
-  /// The replication transport for a server URL; `nil` in a build without replication.
-  public var replicationTransport: (@Sendable (_ url: String) throws -> any ReplicationTransport)?
-  /// Creates or upgrades the server schema at a URL: the server's name, the version before and
-  /// after.
-  public var initializeRemote:
-    (@Sendable (_ url: String) async throws -> (server: String, from: Int, to: Int))?
-  /// The restaurant source for `--from URL|FILE|-` with an optional API key.
-  public var restaurantSource: @Sendable (_ from: String, _ apiKey: String?) throws -> any RestaurantSource
-  /// The restaurant repository over a store, syncing from `source`.
-  public var restaurantRepository:
-    @Sendable (_ store: EventStore, _ source: any RestaurantSource) -> any RestaurantRepository
-  /// The booking repository over a store.
-  public var bookingRepository: @Sendable (_ store: EventStore) -> any BookingRepository
+/// What `remote init` did on a server.
+public struct RemoteInitResult: Sendable {
+  /// The server, as messages name it.
+  public var server: String
+  /// The schema version before.
+  public var from: Int
+  /// The schema version after.
+  public var to: Int
+  /// Whether the API side for Supabase was set up (owners are `auth.uid()`).
+  public var api: Bool
+  /// What the database's owner should know.
+  public var warnings: [String]
 
-  /// Creates the dependencies.
-  public init(
-    openStore: @escaping @Sendable (String, EventStore.Options) throws -> EventStore,
-    eventTypes: EventTypeRegistry,
-    streamNames: StreamNames = .verbatim,
-    admission: (any EventAdmission)? = nil,
-    isReplicated: @escaping @Sendable (StreamID) -> Bool = { _ in false },
-    replicationTransport: (@Sendable (String) throws -> any ReplicationTransport)? = nil,
-    initializeRemote: (@Sendable (String) async throws -> (server: String, from: Int, to: Int))? = nil,
-    restaurantSource: @escaping @Sendable (String, String?) throws -> any RestaurantSource,
-    restaurantRepository: @escaping @Sendable (EventStore, any RestaurantSource) -> any RestaurantRepository,
-    bookingRepository: @escaping @Sendable (EventStore) -> any BookingRepository
-  ) {
-    self.openStore = openStore
-    self.eventTypes = eventTypes
-    self.streamNames = streamNames
-    self.admission = admission
-    self.isReplicated = isReplicated
-    self.replicationTransport = replicationTransport
-    self.initializeRemote = initializeRemote
-    self.restaurantSource = restaurantSource
-    self.restaurantRepository = restaurantRepository
-    self.bookingRepository = bookingRepository
+  /// Creates a result.
+  public init(server: String, from: Int, to: Int, api: Bool, warnings: [String]) {
+    self.server = server
+    self.from = from
+    self.to = to
+    self.api = api
+    self.warnings = warnings
   }
 }
 
@@ -88,24 +65,14 @@ public enum EventLogProgram {
   /// The tool's version.
   public static let version = "0.1.0"
 
-  struct Group {
-    var name: String
-    var abstract: String
-    var commands: [any CLICommand.Type]
-  }
-
-  static let groups: [Group] = [
-    Group(
-      name: "restaurants", abstract: "Sync the restaurant catalog from Supabase and list it.",
-      commands: [RestaurantsSyncCommand.self, RestaurantsListCommand.self]),
-    Group(
-      name: "bookings", abstract: "Create, delete and list bookings.",
-      commands: [BookingsCreateCommand.self, BookingsDeleteCommand.self, BookingsListCommand.self]),
-    Group(
+  /// The built-in groups, after the plug-ins' in the help.
+  static let builtInGroups: [CommandGroup] = [
+    CommandGroup(
       name: "remote", abstract: "Set up the replication server and show this device's replication.",
-      commands: [RemoteInitCommand.self, RemoteStatusCommand.self]),
+      commands: [RemoteInitCommand.self, RemoteStatusCommand.self])
   ]
 
+  /// The generic commands, which work on any app's log.
   static let commands: [any CLICommand.Type] = [
     LogCommand.self, ShowCommand.self, ReplayCommand.self, VerifyCommand.self, StatsCommand.self,
     ExportCommand.self, ImportCommand.self, PushCommand.self, PullCommand.self, ReplicateCommand.self,
@@ -121,14 +88,17 @@ public enum EventLogProgram {
     var version: Bool
   }
 
-  static let abstract = "Audit, replay and verify the event log of the restaurant-booking data layer."
+  /// The top-level help's overview line for `app`.
+  static func abstract(of app: EventLogApp) -> String {
+    "Audit, replay and verify the event log of the \(app.schema.name) data layer."
+  }
 
   /// Runs the program and returns its exit status.
   ///
   /// A command that succeeded but whose standard output could not be written fails (exit 1, see
   /// ``Console/finish(_:)``).
-  public static func main(
-    arguments: [String], environment: [String: String], dependencies: Dependencies,
+  static func main(
+    arguments: [String], environment: [String: String], dependencies: EventLogApp,
     console: Console = Console()
   ) async -> Int32 {
     let status = await dispatch(
@@ -138,7 +108,7 @@ public enum EventLogProgram {
 
   /// Parses the global options, runs the command and maps its outcome to an exit status.
   private static func dispatch(
-    arguments: [String], environment: [String: String], dependencies: Dependencies, console: Console
+    arguments: [String], environment: [String: String], dependencies: EventLogApp, console: Console
   ) async -> Int32 {
     var arguments = arguments
     var databasePath = environment["EVENTLOG_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "./eventlog.db"
@@ -169,7 +139,7 @@ public enum EventLogProgram {
         throw UsageError("missing command", usage: globalUsage)
       }
       if CommandSignature.isHelp(first) || first == "help" {
-        console.print(topLevelHelp())
+        console.print(topLevelHelp(dependencies))
         return 0
       }
       if first == "--version" {
@@ -178,7 +148,7 @@ public enum EventLogProgram {
       }
       let context = CommandContext(
         databasePath: databasePath, console: console, environment: environment, dependencies: dependencies)
-      if let group = groups.first(where: { $0.name == first }) {
+      if let group = dependencies.groups.first(where: { $0.name == first }) {
         let rest = Array(arguments.dropFirst())
         guard let name = rest.first, !name.hasPrefix("-") || CommandSignature.isHelp(name) else {
           if let flag = rest.first {
@@ -260,11 +230,11 @@ public enum EventLogProgram {
 
   static var globalUsage: String { "eventlog [--db PATH] COMMAND [OPTIONS]" }
 
-  static func groupUsage(_ group: Group) -> String {
+  static func groupUsage(_ group: CommandGroup) -> String {
     "eventlog \(group.name) \(group.commands.map { $0.configuration.name }.joined(separator: "|")) [OPTIONS]"
   }
 
-  static func groupHelp(_ group: Group) -> String {
+  static func groupHelp(_ group: CommandGroup) -> String {
     var lines = ["OVERVIEW: \(group.abstract)", "", "USAGE: \(groupUsage(group))", "", "SUBCOMMANDS:"]
     lines += CommandSignature.columns(
       group.commands.map { ($0.configuration.name, $0.configuration.abstract) })
@@ -274,7 +244,8 @@ public enum EventLogProgram {
     return lines.joined(separator: "\n")
   }
 
-  static func topLevelHelp() -> String {
+  static func topLevelHelp(_ app: EventLogApp) -> String {
+    let abstract = abstract(of: app)
     var lines = ["OVERVIEW: \(abstract)", "", "USAGE: \(globalUsage)", "", "OPTIONS:"]
     let global = CommandSignature(
       CommandConfiguration(name: "", abstract: abstract), declaredIn: GlobalOptions())
@@ -283,7 +254,7 @@ public enum EventLogProgram {
     )
     lines += ["", "COMMANDS:"]
     var entries: [(String, String)] = []
-    for group in groups {
+    for group in app.groups {
       for command in group.commands {
         entries.append(("\(group.name) \(command.configuration.name)", command.configuration.abstract))
       }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Why an ``HTTPClient`` exchange produced no response. Never contains a request header.
+/// Why an ``HTTPClient`` exchange produced no response. Never contains a request header's value
+/// (a header is named by its position, or by its name when that is a valid field name).
 public enum HTTPError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
   /// The body was larger than the request's `maximumBodyBytes` (declared or as it arrived).
   case bodyTooLarge(limit: Int)

@@ -9,4 +9,12 @@ public struct HTTPResponse: Sendable {
   public let body: Data
   /// For a redirect, the absolute URL its `Location` names (resolved against the request's URL).
   public let redirectURL: URL?
+  /// The response's header fields in the order they came, names as the server spelled them
+  /// (an interim `100 Continue`'s are not included).
+  public let headers: [HTTPHeader]
+
+  /// The value of the first header field named `name`, compared without regard to case.
+  public func header(_ name: String) -> String? {
+    headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+  }
 }

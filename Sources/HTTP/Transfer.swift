@@ -10,6 +10,16 @@ final class Transfer {
   private var body = Data()
   /// Set when the write callback refused bytes past the cap.
   private var overCap = false
+  /// The header fields of the response so far (reset by each status line, so an interim
+  /// `100 Continue`'s fields do not stay).
+  private var responseHeaders: [HTTPHeader] = []
+  /// The bytes of header lines received so far, bounded by ``maximumHeaderBytes``.
+  private var headerBytes = 0
+  /// Set when the header callback refused a line past ``maximumHeaderBytes``.
+  private var headersOverCap = false
+
+  /// The most bytes of response header lines kept for one exchange.
+  static let maximumHeaderBytes = 64 << 10
 
   init(request: HTTPRequest, cancellation: CancellationFlag) {
     self.request = request
@@ -33,14 +43,27 @@ final class Transfer {
     errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
     var headers: UnsafeMutablePointer<curl_slist>?
     defer { curl_slist_free_all(headers) }
-    for header in request.headers {
+    var lines = request.headers.map { header in
       // An empty value needs libcurl's "Name;" form; "Name:" would remove the header.
-      let line = header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
+      header.value.isEmpty ? "\(header.name);" : "\(header.name): \(header.value)"
+    }
+    // libcurl asks a server for `100 Continue` before a larger body and waits up to a second for
+    // it; "Expect:" (no value) turns that off, unless the caller chose an Expect of its own.
+    if request.method == .post && !request.headers.contains(where: { $0.name.lowercased() == "expect" }) {
+      lines.append("Expect:")
+    }
+    for line in lines {
       guard let appended = curl_slist_append(headers, line) else {
         return .failure(.transport(code: -1, message: "libcurl could not allocate the headers"))
       }
       headers = appended
     }
+    // The request body, which libcurl reads from this buffer during the transfer (so it outlives
+    // the handle, like the header list); one byte more, so that an empty body has an address.
+    let requestBody = UnsafeMutableRawBufferPointer.allocate(byteCount: request.body.count + 1, alignment: 1)
+    defer { requestBody.deallocate() }
+    requestBody.initializeMemory(as: UInt8.self, repeating: 0)
+    _ = request.body.copyBytes(to: requestBody.bindMemory(to: UInt8.self))
     guard let handle = curl_easy_init() else {
       return .failure(.transport(code: -1, message: "libcurl could not create a transfer"))
     }
@@ -51,7 +74,6 @@ final class Transfer {
     let timeoutMilliseconds = Int(min(max(request.timeout / .milliseconds(1), 1), Double(Int32.max)))
     var options: [CURLcode] = [
       ccurl_setopt_string(handle, CURLOPT_URL, request.url.absoluteString),
-      ccurl_setopt_long(handle, CURLOPT_HTTPGET, 1),
       ccurl_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
       ccurl_setopt_long(handle, CURLOPT_FOLLOWLOCATION, 0),
       ccurl_setopt_long(handle, CURLOPT_NOSIGNAL, 1),
@@ -65,7 +87,19 @@ final class Transfer {
       ccurl_setopt_long(handle, CURLOPT_NOPROGRESS, 0),
       ccurl_setopt_progress_callback(handle, Self.progress),
       ccurl_setopt_pointer(handle, CURLOPT_XFERINFODATA, context),
+      ccurl_setopt_header_callback(handle, Self.header),
+      ccurl_setopt_pointer(handle, CURLOPT_HEADERDATA, context),
     ]
+    switch request.method {
+    case .get:
+      options.append(ccurl_setopt_long(handle, CURLOPT_HTTPGET, 1))
+    case .post:
+      // With CURLOPT_POSTFIELDS set (never NULL, which would make libcurl read standard input) and
+      // its size given, libcurl sends exactly these bytes with a Content-Length.
+      options.append(ccurl_setopt_long(handle, CURLOPT_POST, 1))
+      options.append(ccurl_setopt_offset(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(request.body.count)))
+      options.append(ccurl_setopt_pointer(handle, CURLOPT_POSTFIELDS, requestBody.baseAddress))
+    }
     if !request.usesEnvironmentProxy { options.append(ccurl_setopt_string(handle, CURLOPT_NOPROXY, "*")) }
     if let failed = options.first(where: { $0 != CURLE_OK }) {
       return .failure(.transport(code: Int(failed.rawValue), message: Self.message(failed, errorBuffer)))
@@ -84,7 +118,14 @@ final class Transfer {
       {
         redirectURL = URL(string: String(cString: redirect))
       }
-      return .success(HTTPResponse(status: status, body: body, redirectURL: redirectURL))
+      return .success(
+        HTTPResponse(status: status, body: body, redirectURL: redirectURL, headers: responseHeaders))
+    case CURLE_WRITE_ERROR where headersOverCap:
+      return .failure(
+        .transport(
+          code: Int(code.rawValue),
+          message: "the response headers are larger than \(Self.maximumHeaderBytes) bytes"
+        ))
     case CURLE_WRITE_ERROR where overCap, CURLE_FILESIZE_EXCEEDED:
       return .failure(.bodyTooLarge(limit: request.maximumBodyBytes))
     case CURLE_OPERATION_TIMEDOUT:
@@ -115,6 +156,40 @@ final class Transfer {
     }
     transfer.body.append(UnsafeRawPointer(data).assumingMemoryBound(to: UInt8.self), count: length)
     return length
+  }
+
+  /// libcurl's header callback, once per header line of every response (interim ones included):
+  /// keeps the fields of the last response, within ``maximumHeaderBytes``.
+  private static let header: ccurl_write_callback = { data, size, count, context in
+    guard let context else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let length = size * count
+    guard length > 0, let data else { return length }
+    transfer.headerBytes += length
+    guard transfer.headerBytes <= Transfer.maximumHeaderBytes else {
+      transfer.headersOverCap = true
+      return 0
+    }
+    let bytes = UnsafeRawBufferPointer(start: data, count: length)
+    transfer.addHeaderLine(String(decoding: bytes, as: UTF8.self))
+    return length
+  }
+
+  /// Adds one header line: a status line starts a new response, a line that starts with a space or
+  /// a tab continues the previous field (obsolete line folding), any other is `name: value`.
+  private func addHeaderLine(_ raw: String) {
+    let line = raw.trimmingCharacters(in: CharacterSet(charactersIn: "\r\n"))
+    if line.hasPrefix("HTTP/") {
+      responseHeaders.removeAll()
+    } else if line.first == " " || line.first == "\t" {
+      if var last = responseHeaders.popLast() {
+        last.value += " " + line.trimmingCharacters(in: .whitespaces)
+        responseHeaders.append(last)
+      }
+    } else if let colon = line.firstIndex(of: ":") {
+      let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+      responseHeaders.append(HTTPHeader(String(line[..<colon]), value))
+    }
   }
 
   /// libcurl's progress callback, called often during a transfer and about once a second while it

@@ -75,17 +75,27 @@ public final class PostgresConnection: Sendable {
     state.withLock { state in state.handle.map { Int(PQserverVersion($0)) } ?? 0 }
   }
 
-  private static func connect(_ configuration: PostgresConfiguration) throws(PostgresError) -> OpaquePointer {
+  private static func connect(
+    _ configuration: PostgresConfiguration, within limit: Duration? = nil
+  ) throws(PostgresError) -> OpaquePointer {
+    var seconds = configuration.connectTimeoutSeconds
+    if let limit {
+      // libpq counts whole seconds, and takes anything below 2 as 2.
+      let (whole, fraction) = limit.components
+      seconds = max(2, min(seconds, Int(whole) + (fraction > 0 ? 1 : 0)))
+    }
     // Processed in order, a later keyword overriding an earlier one: our defaults first, then the
-    // URL (expanded from `dbname`), so that the URL's own settings win; the encoding last.
-    let pairs: [(String, String)] = [
-      ("connect_timeout", String(configuration.connectTimeoutSeconds)),
+    // URL (expanded from `dbname`), so that the URL's own settings win; the encoding last, and
+    // the sslmode a remote host requires when the URL names none.
+    var pairs: [(String, String)] = [
+      ("connect_timeout", String(seconds)),
       ("keepalives", "1"), ("keepalives_idle", "10"), ("keepalives_interval", "5"), ("keepalives_count", "3"),
       ("tcp_user_timeout", "30000"),
       ("application_name", configuration.applicationName),
       ("dbname", configuration.url),
       ("client_encoding", "UTF8"),
     ]
+    if let sslMode = configuration.addedSSLMode { pairs.append(("sslmode", sslMode)) }
     let handle = withCStrings(pairs.map(\.0)) { keywords in
       withCStrings(pairs.map(\.1)) { values in PQconnectdbParams(keywords, values, 1) }
     }
@@ -113,11 +123,13 @@ public final class PostgresConnection: Sendable {
   }
 
   /// The live handle, connecting again (and listening again) when the last one broke.
-  private func handle(_ state: inout State, purpose: String) throws(PostgresError) -> OpaquePointer {
+  private func handle(
+    _ state: inout State, purpose: String, within limit: Duration? = nil
+  ) throws(PostgresError) -> OpaquePointer {
     if let handle = state.handle, PQstatus(handle) == CONNECTION_OK { return handle }
     if let handle = state.handle { PQfinish(handle) }
     state.handle = nil
-    let handle = try Self.connect(configuration)
+    let handle = try Self.connect(configuration, within: limit)
     state.handle = handle
     for channel in state.channels {
       _ = try run(handle, &state, purpose: "listen on '\(channel)' again after reconnecting") { conn in
@@ -133,16 +145,20 @@ public final class PostgresConnection: Sendable {
   ///   - sql: one statement; parameters are `$1`, `$2`, …
   ///   - parameters: the values, sent apart from the text.
   ///   - purpose: what the statement is for, named by its errors (`push a batch`).
+  ///   - timeout: the deadline of this statement (and of the connection it may have to make
+  ///     first), when it is shorter than the configuration's.
   /// - Returns: the statement's rows (none for a command), and the number of rows it changed.
   /// - Throws: ``PostgresError``: the server's error with its SQLSTATE, a lost connection, a
   ///   timeout.
   @discardableResult
   public func query(
-    _ sql: String, _ parameters: [PostgresValue] = [], purpose: String
+    _ sql: String, _ parameters: [PostgresValue] = [], purpose: String, timeout: Duration? = nil
   ) throws(PostgresError) -> PostgresRows {
     try state.withLock { (state) throws(PostgresError) -> PostgresRows in
-      let handle = try self.handle(&state, purpose: purpose)
-      return try run(handle, &state, purpose: purpose) { conn in
+      let start = ContinuousClock.now
+      let handle = try self.handle(&state, purpose: purpose, within: timeout)
+      let left = timeout.map { max(.milliseconds(1), $0 - (ContinuousClock.now - start)) }
+      return try run(handle, &state, purpose: purpose, timeout: left) { conn in
         Self.send(sql, parameters, on: conn)
       }
     }
@@ -273,8 +289,10 @@ public final class PostgresConnection: Sendable {
   /// Sends a statement with `send`, waits for every result up to the deadline, and returns the
   /// rows of the last one (or throws the first error).
   private func run(
-    _ handle: OpaquePointer, _ state: inout State, purpose: String, send: (OpaquePointer) -> Int32
+    _ handle: OpaquePointer, _ state: inout State, purpose: String, timeout: Duration? = nil,
+    send: (OpaquePointer) -> Int32
   ) throws(PostgresError) -> PostgresRows {
+    let statementTimeout = min(timeout ?? configuration.statementTimeout, configuration.statementTimeout)
     guard send(handle) == 1 else {
       if PQstatus(handle) != CONNECTION_OK { throw lost(handle, &state, purpose: purpose) }
       throw PostgresError(
@@ -282,7 +300,7 @@ public final class PostgresConnection: Sendable {
         message: configuration.redact(Self.message(PQerrorMessage(handle))),
         server: configuration.server)
     }
-    let deadline = ContinuousClock.now + configuration.statementTimeout
+    let deadline = ContinuousClock.now + statementTimeout
     var rows: PostgresRows?
     var failure: PostgresError?
     while true {
@@ -299,7 +317,7 @@ public final class PostgresConnection: Sendable {
           state.handle = nil
           throw PostgresError(
             kind: .timeout, purpose: purpose,
-            message: "no answer within \(configuration.statementTimeout); the statement was cancelled",
+            message: "no answer within \(statementTimeout); the statement was cancelled",
             server: configuration.server)
         }
         guard PQconsumeInput(handle) == 1 else { throw lost(handle, &state, purpose: purpose) }

@@ -62,7 +62,8 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
   /// (`08…`) or too many connections (`53300`).
   ///
   /// A wrong password or a missing database is a connection failure too, but not transient
-  /// (`28…` and `3D000`): retrying cannot fix it.
+  /// (`28…` and `3D000`): retrying cannot fix it; nor is a server that refuses the TLS the
+  /// connection requires, a certificate that does not verify, or an invalid connection option.
   public var isTransient: Bool {
     if let sqlState {
       if sqlState.hasPrefix("28") || sqlState == "3D000" { return false }
@@ -83,6 +84,8 @@ public struct PostgresError: Error, Sendable, Equatable, CustomStringConvertible
     return lower.contains("password authentication failed") || lower.contains("no password supplied")
       || lower.contains("authentication failed") || lower.contains("does not exist")
       || lower.contains("no pg_hba.conf entry") || lower.contains("permission denied")
+      // TLS that the server refuses or that does not verify will not start to work by itself.
+      || lower.contains("does not support ssl") || lower.contains("certificate") || lower.contains("invalid")
   }
 
   /// What failed, with the server, the purpose and the server's message, then the SQLSTATE, the

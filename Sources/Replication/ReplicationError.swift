@@ -17,6 +17,12 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
   case serverBehind(server: String, head: UInt64, cursor: UInt64)
   /// The server answered something the protocol does not allow.
   case protocolViolation(server: String, reason: String)
+  /// The server's log no longer holds what this device pulled or pushed (it was restored from an
+  /// older backup, or acknowledged a push it did not keep): recorded, and every later push and
+  /// pull refuses with ``diverged(path:reason:)`` until a resync.
+  case serverChanged(server: String, reason: String)
+  /// An earlier pull found that the server's log no longer matches this device's.
+  case diverged(path: String, reason: String)
 
   /// What could not be done and, where there is one, what to do about it.
   public var description: String {
@@ -35,6 +41,13 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
       "the server \(server) holds \(head) events of this owner, but this device has pulled \(cursor): the server lost events (restored from an older backup?); nothing was pulled"
     case .protocolViolation(let server, let reason):
       "the server \(server) broke the replication protocol: \(reason)"
+    case .serverChanged(let server, let reason):
+      "the server \(server) no longer holds what this device replicated: \(reason); nothing was pulled. "
+        + "Run 'eventlog pull --resync' once the server is the one to keep: this device then pushes again what "
+        + "the server lacks and pulls again from the start"
+    case .diverged(let path, let reason):
+      "the event log at '\(path)' stopped replicating because the server's log changed under it (\(reason)): "
+        + "run 'eventlog pull --resync' once the server is the one to keep"
     }
   }
 

@@ -6,8 +6,13 @@ import Foundation
 ///
 /// | key | value |
 /// |---|---|
+/// | `replication.device-key` | this device's secret key (64 hexadecimal digits), which the server keeps its mark under |
 /// | `replication.pushed` | UInt64 LE: the last local sequence the server acknowledged |
-/// | `replication.cursor` | UInt64 LE: the last server position pulled |
+/// | `replication.cursor` | UInt64 LE: the last server position pulled, then (from version 3) the 16 bytes of the event ID pulled there |
+/// | `replication.acked.` + position (UInt64 BE) | an event the server acknowledged at that position and a pull has not yet seen there: its ID (16 bytes) |
+/// | `replication.conflict.` + position (UInt64 BE) | an event the server holds under an ID this log holds with other content: event ID (16 bytes), then the reason |
+/// | `replication.diverged` | why the server's log no longer matches what this device pulled or pushed (UTF-8); push and pull refuse until `--resync` |
+/// | `replication.repush` | set by a resync: the next push sends the whole outbox, whatever mark the server holds |
 /// | `replication.pulled.` + sequence (UInt64 BE) | a pulled event: server position (UInt64 LE), origin device (16 bytes), origin sequence (UInt64 LE) |
 /// | `replication.rejected.` + sequence (UInt64 BE) | a local event the server refused: event ID (16 bytes), then the reason (UTF-8) |
 /// | `replication.unstorable.` + position (UInt64 BE) | a server event this log cannot store: event ID (16 bytes), then the reason |
@@ -20,6 +25,25 @@ enum ReplicationState {
   static let pulledPrefix = Array("replication.pulled.".utf8)
   static let rejectedPrefix = Array("replication.rejected.".utf8)
   static let unstorablePrefix = Array("replication.unstorable.".utf8)
+  static let deviceKeyKey = Array("replication.device-key".utf8)
+  static let ackedPrefix = Array("replication.acked.".utf8)
+  static let conflictPrefix = Array("replication.conflict.".utf8)
+  static let divergedKey = Array("replication.diverged".utf8)
+  static let repushKey = Array("replication.repush".utf8)
+
+  /// The cursor's value: the position, then the event's ID when known.
+  static func encodeCursor(_ cursor: PullCursor) -> [UInt8] {
+    encode(cursor.position) + (cursor.eventID.map(uuidBytes) ?? [])
+  }
+
+  /// A cursor as stored: 8 bytes (before version 3: no ID) or 24.
+  static func decodeCursor(_ bytes: [UInt8]?) -> PullCursor {
+    guard let bytes, bytes.count == 8 || bytes.count == 24 else {
+      return PullCursor(position: 0, eventID: nil)
+    }
+    return PullCursor(
+      position: decode(Array(bytes.prefix(8))), eventID: bytes.count == 24 ? uuid(bytes[8..<24]) : nil)
+  }
 
   static func key(_ prefix: [UInt8], _ number: UInt64) -> [UInt8] {
     prefix + withUnsafeBytes(of: number.bigEndian, Array.init)
@@ -50,12 +74,14 @@ enum ReplicationState {
   }
 
   /// An ID and a reason, as rejections and unstorable events store them.
-  static func note(_ id: UUID, _ reason: String) -> [UInt8] {
-    uuidBytes(id) + Array(reason.utf8.prefix(2_000))
+  static func note(_ id: UUID?, _ reason: String) -> [UInt8] {
+    (id.map(uuidBytes) ?? [UInt8](repeating: 0, count: 16)) + Array(reason.utf8.prefix(2_000))
   }
 
+  /// A note's ID (`nil` when it was recorded without one: sixteen zero bytes) and reason.
   static func readNote(_ bytes: [UInt8]) -> (id: UUID?, reason: String) {
-    (uuid(bytes.prefix(16)), String(decoding: bytes.dropFirst(16), as: UTF8.self))
+    let id = bytes.prefix(16).allSatisfy { $0 == 0 } ? nil : uuid(bytes.prefix(16))
+    return (id, String(decoding: bytes.dropFirst(16), as: UTF8.self))
   }
 }
 
@@ -79,6 +105,18 @@ public struct Rejection: Sendable, Hashable {
   public var reason: String
 }
 
+/// A server event this device recorded instead of storing it as it came: one it cannot store
+/// (malformed, on a stream this app does not replicate), or one whose ID this log holds with
+/// other content (a conflict).
+public struct ServerEventNote: Sendable, Hashable {
+  /// The event's server position.
+  public var position: UInt64
+  /// The event's ID, when the row had one.
+  public var id: UUID?
+  /// Why.
+  public var reason: String
+}
+
 /// What `remote status` shows: this device's replication, as the local log knows it.
 public struct ReplicationStatus: Sendable, Hashable {
   /// The device ID.
@@ -94,6 +132,13 @@ public struct ReplicationStatus: Sendable, Hashable {
   public var unreadable: Int
   /// The local events the server refused.
   public var rejected: [Rejection]
+  /// The server events this log could not store (``unreadable`` counts them too).
+  public var unstorable: [ServerEventNote]
+  /// Events whose ID the server and this log hold with different content.
+  public var conflicts: [ServerEventNote]
+  /// Why the server's log no longer matches this device's (push and pull refuse until a
+  /// resync), or `nil`.
+  public var diverged: String?
 }
 
 /// What a local log knows of its replication, without a server: the outbox, the marks, where
@@ -101,13 +146,15 @@ public struct ReplicationStatus: Sendable, Hashable {
 public struct LocalReplica: Sendable {
   /// The local log.
   public let store: EventStore
-  /// Whether a stream's events are shared.
+  /// Whether a stream's events are shared: ``EventLog/AppSchema/isReplicated(_:)`` of the store's
+  /// schema.
   public let isReplicated: @Sendable (StreamID) -> Bool
 
-  /// Creates the view of `store`'s replication.
-  public init(store: EventStore, isReplicated: @escaping @Sendable (StreamID) -> Bool) {
+  /// Creates the view of `store`'s replication, of its schema's replicated streams.
+  public init(store: EventStore) {
     self.store = store
-    self.isReplicated = isReplicated
+    let streams = store.appSchema.replicatedStreams
+    self.isReplicated = { streams.contains($0) }
   }
 
   /// The last local sequence the server acknowledged.
@@ -116,19 +163,36 @@ public struct LocalReplica: Sendable {
   }
 
   /// The last server position pulled.
-  public func cursor() throws -> UInt64 {
-    ReplicationState.decode(try store.stateValue(forKey: ReplicationState.cursorKey))
+  public func cursor() throws -> UInt64 { try pullCursor().position }
+
+  /// The last server position pulled and the event pulled there.
+  public func pullCursor() throws -> PullCursor {
+    ReplicationState.decodeCursor(try store.stateValue(forKey: ReplicationState.cursorKey))
+  }
+
+  /// Why the server's log no longer matches this device's, or `nil`.
+  public func diverged() throws -> String? {
+    try store.stateValue(forKey: ReplicationState.divergedKey).map { String(decoding: $0, as: UTF8.self) }
   }
 
   /// This device's replication.
   /// - Complexity: O(events past the pushed mark).
   public func status() throws -> ReplicationStatus {
     let mark = try pushedThrough()
-    let unstorable = try store.stateEntries(withPrefix: ReplicationState.unstorablePrefix).count
+    let unstorable = try notes(ReplicationState.unstorablePrefix)
     return ReplicationStatus(
       device: store.deviceID, pending: try outbox(after: mark).count, pushedThrough: mark,
       cursor: try cursor(),
-      unreadable: try store.skippedCount() + unstorable, rejected: try rejections())
+      unreadable: try store.skippedCount() + unstorable.count, rejected: try rejections(),
+      unstorable: unstorable, conflicts: try notes(ReplicationState.conflictPrefix), diverged: try diverged())
+  }
+
+  private func notes(_ prefix: [UInt8]) throws -> [ServerEventNote] {
+    try store.stateEntries(withPrefix: prefix).map { entry in
+      let (id, reason) = ReplicationState.readNote(entry.value)
+      return ServerEventNote(
+        position: ReplicationState.number(inKey: entry.key, after: prefix) ?? 0, id: id, reason: reason)
+    }
   }
 
   /// The local events the server refused, in sequence order.

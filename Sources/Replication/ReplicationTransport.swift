@@ -3,15 +3,15 @@ import Foundation
 
 /// How the replicator talks to the server that holds the shared log.
 ///
-/// The first implementation is libpq (`ReplicationPostgres`); another could speak Supabase's
-/// HTTP API (PostgREST's `rpc/`), which calls the same SQL functions. Every call may block for
-/// as long as the server takes; implementations keep their blocking work off the caller's
-/// executor.
+/// Two implementations call the same SQL functions (`eventlog_api`, server schema version 3):
+/// libpq (`ReplicationPostgres`) and Supabase's HTTPS API (PostgREST's `rpc/`). Every call may
+/// block for as long as the server takes; implementations keep their blocking work off the
+/// caller's executor, and bound each call by ``ReplicationDeadline/current`` when it is set.
 ///
 /// Errors a transport throws conform to ``ReplicationTransportError``, which says whether
 /// trying again may help, whether the server refused the events themselves, or neither.
 public protocol ReplicationTransport: Sendable {
-  /// The server, as messages name it (never with a password).
+  /// The server, as messages name it (never with a password or a token).
   var server: String { get }
 
   /// Checks that the server's schema is one this build speaks.
@@ -20,16 +20,28 @@ public protocol ReplicationTransport: Sendable {
   ///   ``ReplicationError/schemaTooNew(server:found:supported:)``, or a transport error.
   func checkSchema() async throws
 
-  /// Stores `events` of device `device` on the server in one server transaction, with the
-  /// device's pushed mark set to `through` (the last local sequence the batch accounts for).
+  /// The server's view: its schema, the owner it takes this device's requests for, and the
+  /// owner's head.
+  func serverInfo() async throws -> ServerInfo
+
+  /// Stores `events` of `device` on the server in one server transaction, each checked on its
+  /// own, with the device's pushed mark set to `through` (the last local sequence the batch
+  /// accounts for).
   /// - Returns: an outcome per event, in order.
-  func push(_ events: [OutgoingEvent], device: UUID, through: UInt64) async throws -> [PushOutcome]
+  func push(
+    _ events: [OutgoingEvent], device: DeviceCredentials, through: UInt64
+  ) async throws -> [PushOutcome]
 
-  /// The device's pushed mark on the server: the last local sequence it acknowledged, or 0.
-  func pushedMark(device: UUID) async throws -> UInt64
+  /// The device's pushed mark on the server, under its key.
+  func pushedMark(device: DeviceCredentials) async throws -> ServerMark
 
-  /// The owner's server events after `position`, in position order, at most `limit`.
-  func pull(after position: UInt64, limit: Int) async throws -> [ServerEvent]
+  /// The owner's server events after `cursor`, in position order: at most `limit` of them and,
+  /// past the first, at most `maxBytes` of payload. With `wait` above zero the server waits up
+  /// to that long for an event past the cursor before it answers an empty page (long polling).
+  /// - Throws: ``ReplicationError/serverChanged(server:reason:)`` when the server holds another
+  ///   event at the cursor's position than the one the device pulled there,
+  ///   ``ReplicationError/serverBehind(server:head:cursor:)`` when it holds fewer events.
+  func pull(after cursor: PullCursor, limit: Int, maxBytes: Int, wait: Duration) async throws -> [PulledRow]
 
   /// The owner's last position on the server, or 0.
   func head() async throws -> UInt64
@@ -45,13 +57,13 @@ public protocol ReplicationTransport: Sendable {
 /// What a transport's error says about trying again.
 public enum TransportFailureKind: Sendable, Hashable {
   /// The server could not be reached, went away, or asked to try again (a serialization
-  /// failure, a deadlock): the same request may succeed later.
+  /// failure, a deadlock, an exhausted pool): the same request may succeed later.
   case transient
-  /// The server refused the events of the request themselves (a constraint, a value out of
-  /// range): the same events will be refused again, others may not.
+  /// The server refused the events of the request themselves: the same events will be refused
+  /// again, others may not.
   case rejected
-  /// Anything else (a wrong password, missing privileges): nothing will succeed until someone
-  /// changes something.
+  /// Anything else (a wrong password, an expired session, missing privileges, a malformed URL):
+  /// nothing will succeed until someone changes something.
   case fatal
 }
 
@@ -59,6 +71,89 @@ public enum TransportFailureKind: Sendable, Hashable {
 public protocol ReplicationTransportError: Error, CustomStringConvertible {
   /// What the error says about trying again.
   var failureKind: TransportFailureKind { get }
+}
+
+/// The deadline of the replication command in flight, which transports bound their calls by: a
+/// one-shot `push` or `pull` with `--retry-for` never runs past it, not even inside one
+/// statement.
+public enum ReplicationDeadline {
+  /// The instant by which the current call must have returned, or `nil` for none.
+  @TaskLocal public static var current: ContinuousClock.Instant?
+
+  /// The time left until ``current``, capped at `limit` (and at least a millisecond, so that a
+  /// call past the deadline fails at once instead of waiting forever).
+  public static func remaining(capped limit: Duration) -> Duration {
+    guard let deadline = current else { return limit }
+    return max(.milliseconds(1), min(limit, deadline - .now))
+  }
+}
+
+/// A device as the server knows it: its public ID (the origin of its events) and its secret key,
+/// which only the device holds and which the server keeps the device's mark under.
+public struct DeviceCredentials: Sendable, Hashable {
+  /// The device ID (`EventStore/deviceID`).
+  public var id: UUID
+  /// The device's secret key (64 hexadecimal digits), never printed.
+  public var key: String
+
+  /// Creates credentials.
+  public init(id: UUID, key: String) {
+    self.id = id
+    self.key = key
+  }
+}
+
+/// A device's pushed mark as the server holds it.
+public struct ServerMark: Sendable, Hashable {
+  /// The last local sequence the server acknowledged (0: none).
+  public var pushedThrough: UInt64
+  /// The local sequence of the last event the server acknowledged, and its ID: the device checks
+  /// that its own log still holds that event there before it trusts the mark.
+  public var lastSequence: UInt64?
+  /// The ID of that event.
+  public var lastID: UUID?
+
+  /// Creates a mark.
+  public init(pushedThrough: UInt64, lastSequence: UInt64? = nil, lastID: UUID? = nil) {
+    self.pushedThrough = pushedThrough
+    self.lastSequence = lastSequence
+    self.lastID = lastID
+  }
+}
+
+/// Where a pull starts: the last position pulled, and the ID of the event pulled there (`nil`
+/// for a cursor from before version 3, or none yet).
+public struct PullCursor: Sendable, Hashable {
+  /// The last server position pulled (0: none).
+  public var position: UInt64
+  /// The event at that position, as the device pulled it.
+  public var eventID: UUID?
+
+  /// Creates a cursor.
+  public init(position: UInt64, eventID: UUID?) {
+    self.position = position
+    self.eventID = eventID
+  }
+}
+
+/// The server's view of this device's owner.
+public struct ServerInfo: Sendable, Hashable {
+  /// The server's schema version.
+  public var schemaVersion: Int
+  /// The oldest client schema that may use it.
+  public var clientsFrom: Int
+  /// The owner the server takes this device's requests for (`role:<oid>` or `user:<uuid>`).
+  public var owner: String
+  /// The owner's last position.
+  public var head: UInt64
+
+  /// Creates the view.
+  public init(schemaVersion: Int, clientsFrom: Int, owner: String, head: UInt64) {
+    self.schemaVersion = schemaVersion
+    self.clientsFrom = clientsFrom
+    self.owner = owner
+    self.head = head
+  }
 }
 
 /// A local event on its way to the server.
@@ -73,23 +168,37 @@ public struct OutgoingEvent: Sendable, Hashable {
   public var type: String
   /// Its payload's schema version.
   public var schemaVersion: UInt16
-  /// The payload, as stored.
+  /// The payload as a JSON object (UTF-8): the form `export` writes, or `{"$binary": "<base64>"}`
+  /// when this build has no JSON form for it.
   public var payload: [UInt8]
   /// Correlation, causation and origin.
   public var metadata: EventMetadata
   /// When it was first recorded, to the microsecond.
   public var recordedAt: Date
 
-  /// The outgoing form of a local event.
-  public init(_ event: RecordedEvent) {
-    localSequence = event.sequence
-    id = event.id
-    stream = event.stream
-    type = event.type
-    schemaVersion = event.schemaVersion
-    payload = event.payload
-    metadata = event.metadata
-    recordedAt = event.recordedAt
+  /// Creates an outgoing event.
+  public init(
+    localSequence: UInt64, id: UUID, stream: StreamID, type: String, schemaVersion: UInt16,
+    payload: [UInt8], metadata: EventMetadata, recordedAt: Date
+  ) {
+    self.localSequence = localSequence
+    self.id = id
+    self.stream = stream
+    self.type = type
+    self.schemaVersion = schemaVersion
+    self.payload = payload
+    self.metadata = metadata
+    self.recordedAt = recordedAt
+  }
+}
+
+extension OutgoingEvent {
+  /// The outgoing form of a local event, with its payload's JSON object.
+  public init(_ event: RecordedEvent, payload: [UInt8]) {
+    self.init(
+      localSequence: event.sequence, id: event.id, stream: event.stream, type: event.type,
+      schemaVersion: event.schemaVersion, payload: payload, metadata: event.metadata,
+      recordedAt: event.recordedAt)
   }
 }
 
@@ -97,8 +206,14 @@ public struct OutgoingEvent: Sendable, Hashable {
 public enum PushOutcome: Sendable, Hashable {
   /// Stored at `position`.
   case stored(position: UInt64)
-  /// An event with its ID was stored before, at `position`.
+  /// The same event (same ID, same content) was stored before, at `position`.
   case alreadyStored(position: UInt64)
+  /// The server holds other content under this event's ID: reported on both sides, never
+  /// overwritten.
+  case conflict(position: UInt64?, reason: String)
+  /// Refused for good, with the server's reason (a value out of bounds, a stream the server does
+  /// not replicate, an ID another owner holds).
+  case refused(reason: String)
 }
 
 /// An event of the shared log, as the server holds it.
@@ -117,7 +232,7 @@ public struct ServerEvent: Sendable, Hashable {
   public var type: String
   /// Its payload's schema version.
   public var schemaVersion: UInt16
-  /// The payload, as the origin stored it.
+  /// The payload as a JSON object (UTF-8), as the server holds it.
   public var payload: [UInt8]
   /// Correlation, causation and origin, as the origin recorded them.
   public var metadata: EventMetadata
@@ -139,5 +254,30 @@ public struct ServerEvent: Sendable, Hashable {
     self.payload = payload
     self.metadata = metadata
     self.recordedAt = recordedAt
+  }
+}
+
+/// A row of a pulled page: an event, or a row no device could have pushed (an operator's hand),
+/// which the device records and passes instead of failing the pull.
+public enum PulledRow: Sendable, Hashable {
+  /// A well-formed event.
+  case event(ServerEvent)
+  /// A row at `position` that is not a well-formed event, and why.
+  case malformed(position: UInt64, id: UUID?, reason: String)
+
+  /// The row's position.
+  public var position: UInt64 {
+    switch self {
+    case .event(let event): event.position
+    case .malformed(let position, _, _): position
+    }
+  }
+
+  /// The row's event ID, when it has one.
+  public var id: UUID? {
+    switch self {
+    case .event(let event): event.id
+    case .malformed(_, let id, _): id
+    }
   }
 }

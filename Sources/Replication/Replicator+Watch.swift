@@ -37,11 +37,11 @@ extension Replicator {
     shouldStop: @escaping @Sendable () -> Bool, report: @escaping @Sendable (WatchEvent) -> Void = { _ in }
   ) async throws -> WatchRound {
     var total = WatchRound(push: PushSummary(), pull: PullSummary())
-    let live = Replicator(
-      store: store, transport: transport, isReplicated: isReplicated, options: liveOptions)
+    let live = Replicator(store: store, transport: transport, options: liveOptions)
     let onRetry: @Sendable (String, Duration) -> Void = { report(.retrying(error: $0, delay: $1)) }
     var listening = true
     while !shouldStop() {
+      let roundStart = ContinuousClock.now
       let push = try await live.push(onRetry: onRetry, shouldStop: shouldStop)
       let pull = try await live.pull(onRetry: onRetry, shouldStop: shouldStop)
       total.push.pushed += push.pushed
@@ -52,17 +52,23 @@ extension Replicator {
       total.pull.pulled += pull.pulled
       total.pull.alreadyPresent += pull.alreadyPresent
       total.pull.unreadable += pull.unreadable
+      total.pull.conflicts += pull.conflicts
+      total.push.conflicts += push.conflicts
       total.pull.cursor = pull.cursor
       report(.round(WatchRound(push: push, pull: pull)))
       // Wait for something to do.
       let seen = try store.head()
       let since = ContinuousClock.now
+      var notified = false
       while !shouldStop() {
         if try store.head() != seen { break }
         if ContinuousClock.now - since >= options.pollInterval { break }
         if listening {
           do {
-            if try await transport.waitForNews(upTo: .milliseconds(250)) { break }
+            if try await transport.waitForNews(upTo: .milliseconds(250)) {
+              notified = true
+              break
+            }
           } catch let error as any ReplicationTransportError where error.failureKind == .transient {
             // The server is away: the next round's retries report it and wait for it.
             try await Task.sleep(for: .milliseconds(250))
@@ -76,6 +82,13 @@ extension Replicator {
         } else {
           try await Task.sleep(for: .milliseconds(250))
         }
+      }
+      // A notification starts at most one round per interval, however many arrive: anyone who
+      // learns the channel's name may send them.
+      while notified && !shouldStop() {
+        let left = options.minimumPullInterval - (ContinuousClock.now - roundStart)
+        guard left > .zero else { break }
+        try await Task.sleep(for: min(left, .milliseconds(250)))
       }
     }
     return total

@@ -3,12 +3,17 @@ import Foundation
 
 /// How a ``Replicator`` batches, pages and retries.
 public struct ReplicationOptions: Sendable {
-  /// Events per push (one server transaction each).
+  /// Events per push (one server transaction each; the server takes at most 1,000).
   public var pushBatchSize = 500
   /// Events per pulled page (one local write transaction each).
   public var pullPageSize = 1_000
+  /// The most payload bytes a pulled page holds past its first event (the server caps it at
+  /// 16 MiB; an event holds at most 4 MiB).
+  public var pullPageBytes = 8 << 20
   /// How long a one-shot push or pull retries a transient failure before it gives up
-  /// (``ReplicationError/gaveUp(after:lastError:)``); `nil` retries until stopped.
+  /// (``ReplicationError/gaveUp(after:lastError:)``), the statements in flight included; `nil`
+  /// retries until stopped. A ``ReplicationDeadline`` set by the caller (a command doing both)
+  /// bounds it as a whole instead.
   public var retryFor: Duration? = .seconds(30)
   /// The first wait before a retry; it doubles up to ``maximumBackoff``.
   public var initialBackoff: Duration = .milliseconds(100)
@@ -16,6 +21,10 @@ public struct ReplicationOptions: Sendable {
   public var maximumBackoff: Duration = .seconds(5)
   /// In live mode, how often to pull without a notification (the poll fallback).
   public var pollInterval: Duration = .seconds(5)
+  /// In live mode, the shortest time between two pulls that notifications start: a flood of
+  /// notifications (anyone who learns the channel may send them) costs at most one pull per
+  /// interval.
+  public var minimumPullInterval: Duration = .seconds(1)
 
   /// The defaults.
   public init() {}
@@ -25,10 +34,13 @@ public struct ReplicationOptions: Sendable {
 public struct PushSummary: Sendable, Hashable {
   /// Events the server stored.
   public var pushed = 0
-  /// Events the server held already (same ID): acknowledged.
+  /// Events the server held already (same ID, same content): acknowledged.
   public var alreadyStored = 0
-  /// Events the server refused for good (recorded: ``ReplicationStatus/rejected``).
+  /// Events the server refused for good (recorded: ``ReplicationStatus/rejected``), conflicts
+  /// included.
   public var rejected = 0
+  /// Of ``rejected``, events whose ID the server holds with other content.
+  public var conflicts = 0
   /// Events still waiting (when the push was stopped early).
   public var pending = 0
   /// The last local sequence the server acknowledged.
@@ -47,6 +59,9 @@ public struct PullSummary: Sendable, Hashable {
   /// Of ``pulled``, those the projections skip (unreadable or breaking the domain's rules), and
   /// those that could not be stored at all.
   public var unreadable = 0
+  /// Of ``alreadyPresent``, those this log holds with other content than the server's
+  /// (recorded: ``ReplicationStatus/conflicts``).
+  public var conflicts = 0
   /// The last server position pulled.
   public var cursor: UInt64 = 0
 
@@ -68,55 +83,103 @@ public struct ReplicationProgress: Sendable {
 ///
 /// - **Push.** The outbox is the log itself: every event past the pushed mark on a replicated
 ///   stream that did not come from the server (this device's own, and those an import loaded),
-///   in local order, in batches of one server transaction each. Stored and already stored both
-///   acknowledge; the server's transaction also sets this device's pushed mark. A transient
-///   failure retries the same batch with backoff; a batch the server refuses is pushed event by
-///   event, and an event refused alone is recorded (``ReplicationStatus/rejected``) and passed,
-///   so it never blocks the events after it.
-/// - **Pull.** Pages of the owner's server events after the cursor, each stored with
-///   ``EventStore/ingest(_:expectingHead:allOrNothing:updatingState:)`` in one local transaction that also moves the
-///   cursor: a crash leaves the old state or the new. An event the log holds already is not
-///   stored again; one the domain cannot read is stored and skipped by the projections.
+///   in local order, in batches of one server transaction each. The server checks each event on
+///   its own: stored and already stored acknowledge; a refused event or a conflict (the server
+///   holds other content under its ID) is recorded (``ReplicationStatus/rejected``) and passed,
+///   so it never blocks the events after it. The server keeps this device's mark under the
+///   device's secret key, and the mark names the last event it acknowledged: the device trusts
+///   the mark only when its own log holds that event there, and pushes again from the server's
+///   mark when it is lower than its own (a server restored from an older backup).
+/// - **Pull.** Pages of the owner's server events after the cursor, bounded by count and bytes,
+///   each stored with ``EventStore/ingest(_:expectingHead:allOrNothing:updatingState:)`` in one
+///   local transaction that also moves the cursor: a crash leaves the old state or the new. The
+///   server checks that it still holds, at the cursor, the event the device pulled there, and the
+///   device checks that the events the server acknowledged are where it said: when either fails
+///   the device stops replicating and says so until ``resync()``, instead of skipping events.
+///   A row that is not a well-formed event, an event on a stream this app does not replicate,
+///   or one this build cannot store is recorded and passed; an event the domain cannot read is
+///   stored and skipped by the projections.
 /// - **Live** (``watch(shouldStop:report:)``): pushes what commits locally, pulls what the server
-///   announces (or, without notifications, every ``ReplicationOptions/pollInterval``), and
-///   retries through outages until stopped.
+///   announces (at most once per ``ReplicationOptions/minimumPullInterval``) or, without
+///   notifications, every ``ReplicationOptions/pollInterval``, and retries through outages until
+///   stopped.
 ///
-/// It knows nothing of the domain: which streams replicate is `isReplicated`'s answer.
+/// It knows nothing of the domain: which streams replicate, and the payloads' JSON form on the
+/// server, come from the store's schema (``EventLog/AppSchema/replicatedStreams``,
+/// ``EventLog/AppSchema/eventTypes``), so the store and the replicator cannot disagree.
 public final class Replicator: Sendable {
   /// The local log.
   public let store: EventStore
   /// The server.
   public let transport: any ReplicationTransport
-  /// Whether a stream's events are shared.
+  /// Whether a stream's events are shared: ``EventLog/AppSchema/isReplicated(_:)`` of the store's
+  /// schema.
   public let isReplicated: @Sendable (StreamID) -> Bool
   /// Batching, paging and retrying.
   public let options: ReplicationOptions
+  let conversion: PayloadConversion
 
-  /// Creates a replicator.
+  /// Creates a replicator of `store`'s replicated streams (its schema's
+  /// ``EventLog/AppSchema/replicatedStreams``), whose payloads take their JSON form on the server
+  /// from its schema's event types (a type it does not know travels as `{"$binary": …}`).
+  /// - Parameters:
+  ///   - store: the local log.
+  ///   - transport: the server.
+  ///   - options: batching, paging and retrying.
   public init(
-    store: EventStore, transport: any ReplicationTransport,
-    isReplicated: @escaping @Sendable (StreamID) -> Bool,
-    options: ReplicationOptions = ReplicationOptions()
+    store: EventStore, transport: any ReplicationTransport, options: ReplicationOptions = ReplicationOptions()
   ) {
     self.store = store
     self.transport = transport
-    self.isReplicated = isReplicated
+    let streams = store.appSchema.replicatedStreams
+    self.isReplicated = { streams.contains($0) }
     self.options = options
+    self.conversion = PayloadConversion(registry: store.appSchema.eventTypes)
   }
 
-  private var device: UUID {
+  private var deviceID: UUID {
     get throws {
       guard let device = store.deviceID else { throw ReplicationError.noDevice(path: store.path) }
       return device
     }
   }
 
+  /// This device's credentials on the server: its ID, and its secret key, made (and stored in the
+  /// environment's state) on first use. The key is the device's alone: never print or send it
+  /// elsewhere.
+  public func deviceCredentials() async throws -> DeviceCredentials {
+    guard let credentials = try await credentials(creating: true) else {
+      throw ReplicationError.noDevice(path: store.path)
+    }
+    return credentials
+  }
+
+  func credentials(creating: Bool) async throws -> DeviceCredentials? {
+    let id = try deviceID
+    if let key = try store.stateValue(forKey: ReplicationState.deviceKeyKey), key.count == 64 {
+      return DeviceCredentials(id: id, key: String(decoding: key, as: UTF8.self))
+    }
+    guard creating else { return nil }
+    var generator = SystemRandomNumberGenerator()
+    let key = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }
+      .joined()
+    try await store.updateState([.put(ReplicationState.deviceKeyKey, Array(key.utf8))])
+    return DeviceCredentials(id: id, key: key)
+  }
+
   // MARK: Retrying
 
-  /// Runs `body` until it succeeds, retrying transient failures with backoff for up to
-  /// `budget` (forever when `nil`).
+  /// Runs `body` with the command's deadline: the caller's ``ReplicationDeadline`` when it set
+  /// one, else ``ReplicationOptions/retryFor`` from now (none in live mode).
+  func withDeadline<T>(_ body: () async throws -> T) async throws -> T {
+    guard ReplicationDeadline.current == nil, let budget = options.retryFor else { return try await body() }
+    return try await ReplicationDeadline.$current.withValue(ContinuousClock.now + budget) { try await body() }
+  }
+
+  /// Runs `body` until it succeeds, retrying transient failures with backoff until the
+  /// deadline (forever without one).
   func retrying<T>(
-    _ budget: Duration?, onRetry: (@Sendable (String, Duration) -> Void)?, _ body: () async throws -> T
+    onRetry: (@Sendable (String, Duration) -> Void)?, _ body: () async throws -> T
   ) async throws -> T {
     let start = ContinuousClock.now
     var delay = options.initialBackoff
@@ -124,8 +187,9 @@ public final class Replicator: Sendable {
       do {
         return try await body()
       } catch let error as any ReplicationTransportError where error.failureKind == .transient {
-        if let budget, ContinuousClock.now - start + delay > budget {
-          throw ReplicationError.gaveUp(after: budget, lastError: error.description)
+        if let deadline = ReplicationDeadline.current, ContinuousClock.now + delay >= deadline {
+          throw ReplicationError.gaveUp(
+            after: options.retryFor ?? (ContinuousClock.now - start), lastError: error.description)
         }
         onRetry?(error.description, delay)
         try await Task.sleep(for: delay)
@@ -135,11 +199,53 @@ public final class Replicator: Sendable {
   }
 
   /// Checks that the server can be reached and has a schema this build speaks, retrying a
-  /// transient failure for ``ReplicationOptions/retryFor``.
+  /// transient failure until the deadline.
   /// - Throws: ``ReplicationError`` (a missing, older or newer schema; gave up) or a fatal
   ///   transport error (a wrong password).
   public func checkServer(onRetry: (@Sendable (String, Duration) -> Void)? = nil) async throws {
-    try await retrying(options.retryFor, onRetry: onRetry) { try await transport.checkSchema() }
+    try await withDeadline { try await retrying(onRetry: onRetry) { try await transport.checkSchema() } }
+  }
+
+  /// The server's view of this device: its schema, the owner's head and this device's mark
+  /// there (0 when it has pushed nothing under its key).
+  public func serverStatus(
+    onRetry: (@Sendable (String, Duration) -> Void)? = nil
+  ) async throws -> (info: ServerInfo, mark: ServerMark) {
+    try await withDeadline {
+      let info = try await retrying(onRetry: onRetry) { try await transport.serverInfo() }
+      guard let device = try await credentials(creating: false) else {
+        return (info, ServerMark(pushedThrough: 0))
+      }
+      let mark = try await retrying(onRetry: onRetry) { try await transport.pushedMark(device: device) }
+      return (info, mark)
+    }
+  }
+
+  private func checkNotDiverged() throws {
+    if let reason = try local.diverged() { throw ReplicationError.diverged(path: store.path, reason: reason) }
+  }
+
+  /// Records that the server's log no longer matches this device's; every later push and pull
+  /// refuses until ``resync()``.
+  private func diverge(_ reason: String) async throws -> Never {
+    try await store.updateState([.put(ReplicationState.divergedKey, Array(reason.utf8))])
+    throw ReplicationError.serverChanged(server: transport.server, reason: reason)
+  }
+
+  /// Forgets what this device knew of the server (its marks, its cursor, the acknowledgements a
+  /// pull had yet to see, and the record that the server's log changed): the next push sends
+  /// every event of the outbox again (the server acknowledges those it holds and stores those
+  /// it lost), and the next pull starts from the server's first event (those this log holds are
+  /// not stored again). Run it once the server is the one to keep.
+  public func resync() async throws {
+    var changes: [StateChange] = [
+      .delete(ReplicationState.divergedKey), .delete(ReplicationState.pushedKey),
+      .delete(ReplicationState.cursorKey), .put(ReplicationState.repushKey, [1]),
+    ]
+    for entry in try store.stateEntries(withPrefix: ReplicationState.ackedPrefix) {
+      changes.append(.delete(entry.key))
+    }
+    try await store.updateState(changes)
   }
 
   // MARK: Push
@@ -149,8 +255,9 @@ public final class Replicator: Sendable {
   ///   - progress: called after each batch.
   ///   - onRetry: called before each retry of a transient failure, with the error and the wait.
   ///   - shouldStop: asked between batches; the batch in flight finishes.
-  /// - Throws: a fatal transport error, ``ReplicationError/gaveUp(after:lastError:)``, a local
-  ///   storage error. Nothing is marked pushed that the server did not acknowledge.
+  /// - Throws: a fatal transport error, ``ReplicationError/gaveUp(after:lastError:)``,
+  ///   ``ReplicationError/diverged(path:reason:)``, a local storage error. Nothing is marked
+  ///   pushed that the server did not acknowledge.
   /// - Returns: how many events the server stored, already held or refused, how many still wait,
   ///   and the last sequence it acknowledged.
   public func push(
@@ -158,80 +265,113 @@ public final class Replicator: Sendable {
     onRetry: (@Sendable (String, Duration) -> Void)? = nil,
     shouldStop: @Sendable () -> Bool = { false }
   ) async throws -> PushSummary {
-    let device = try self.device
-    var mark = ReplicationState.decode(try store.stateValue(forKey: ReplicationState.pushedKey))
-    let head = try store.head()
-    // After a crash between the server's commit and the local mark, the server knows better.
-    // (A server mark past the local head means this log was restored from an older copy: its
-    // new events reuse those sequence numbers, so only the local mark can be trusted.)
-    let serverMark = try await retrying(options.retryFor, onRetry: onRetry) {
-      try await transport.pushedMark(device: device)
-    }
-    if serverMark > mark && serverMark <= head {
-      mark = serverMark
-      try await store.updateState([.put(ReplicationState.pushedKey, ReplicationState.encode(mark))])
-    }
-    var summary = PushSummary()
-    let total = try outbox(after: mark).count
-    var done = 0
-    while !shouldStop() {
-      let (batch, through) = try collect(after: mark, limit: max(1, options.pushBatchSize))
-      if batch.isEmpty {
-        if through > mark {
-          mark = through
-          try await store.updateState([.put(ReplicationState.pushedKey, ReplicationState.encode(mark))])
-        }
-        break
+    try await withDeadline {
+      try checkNotDiverged()
+      guard let device = try await credentials(creating: true) else {
+        throw ReplicationError.noDevice(path: store.path)
       }
-      var changes: [StateChange] = []
-      for (event, outcome) in try await send(batch, device: device, through: through, onRetry: onRetry) {
-        switch outcome {
-        case .success(.stored): summary.pushed += 1
-        case .success(.alreadyStored): summary.alreadyStored += 1
-        case .failure(let reason):
-          summary.rejected += 1
-          changes.append(
-            .put(
-              ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence),
-              ReplicationState.note(event.id, reason.text)))
+      let serverMark = try await retrying(onRetry: onRetry) { try await transport.pushedMark(device: device) }
+      let localMark = try local.pushedThrough()
+      // After a resync, the server's mark is what changed under this device: the whole outbox
+      // goes again, and the server acknowledges what it holds.
+      let repush = try store.stateValue(forKey: ReplicationState.repushKey) != nil
+      var mark = repush ? 0 : try trustedMark(serverMark)
+      if mark != localMark || repush {
+        var changes: [StateChange] = [.put(ReplicationState.pushedKey, ReplicationState.encode(mark))]
+        if mark < localMark {
+          // The server lost what it acknowledged after its mark (restored from an older backup):
+          // those acknowledgements say nothing any more, and the events go again.
+          for entry in try store.stateEntries(withPrefix: ReplicationState.ackedPrefix) {
+            changes.append(.delete(entry.key))
+          }
         }
+        try await store.updateState(changes)
       }
-      mark = through
-      changes.append(.put(ReplicationState.pushedKey, ReplicationState.encode(mark)))
-      try await store.updateState(changes)
-      done += batch.count
-      progress?(ReplicationProgress(phase: "push", completed: done, total: max(total, done)))
+      var summary = PushSummary()
+      let total = try local.outbox(after: mark).count
+      var done = 0
+      while !shouldStop() {
+        let (batch, through) = try collect(after: mark, limit: max(1, min(options.pushBatchSize, 1_000)))
+        if batch.isEmpty {
+          if through > mark {
+            mark = through
+            try await store.updateState([.put(ReplicationState.pushedKey, ReplicationState.encode(mark))])
+          }
+          break
+        }
+        var changes: [StateChange] = []
+        for (event, outcome) in try await send(batch, device: device, through: through, onRetry: onRetry) {
+          switch outcome {
+          case .stored(let position):
+            summary.pushed += 1
+            changes.append(
+              .put(
+                ReplicationState.key(ReplicationState.ackedPrefix, position),
+                ReplicationState.uuidBytes(event.id)))
+          case .alreadyStored: summary.alreadyStored += 1
+          case .conflict(_, let reason):
+            summary.rejected += 1
+            summary.conflicts += 1
+            changes.append(
+              .put(
+                ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence),
+                ReplicationState.note(event.id, "conflict: " + reason)))
+          case .refused(let reason):
+            summary.rejected += 1
+            changes.append(
+              .put(
+                ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence),
+                ReplicationState.note(event.id, reason)))
+          }
+        }
+        mark = through
+        changes.append(.put(ReplicationState.pushedKey, ReplicationState.encode(mark)))
+        try await store.updateState(changes)
+        done += batch.count
+        progress?(ReplicationProgress(phase: "push", completed: done, total: max(total, done)))
+      }
+      summary.pushedThrough = mark
+      summary.pending = try local.outbox(after: mark).count
+      // The whole outbox went again: the server's mark can be trusted from here on.
+      if repush && summary.pending == 0 { try await store.updateState([.delete(ReplicationState.repushKey)]) }
+      return summary
     }
-    summary.pushedThrough = mark
-    summary.pending = try outbox(after: mark).count
-    return summary
   }
 
-  /// Pushes `batch` in one server transaction; when the server refuses its events, pushes them
-  /// one by one, so that only those it refuses alone are rejected.
-  /// - Returns: each event with what the server did, or the reason it refused it.
+  /// The mark to push after: the server's when this log holds, at the sequence the server names,
+  /// the event it last acknowledged (whether the mark is above this device's own, after a crash
+  /// between the server's commit and the local one, or below it, on a server restored from an
+  /// older backup); else 0, so that the whole outbox goes again and the server acknowledges what
+  /// it holds (a mark under another key, or about another copy of this log).
+  private func trustedMark(_ mark: ServerMark) throws -> UInt64 {
+    guard let sequence = mark.lastSequence, let id = mark.lastID, sequence <= mark.pushedThrough else {
+      return 0
+    }
+    guard try store.event(at: sequence)?.id == id else { return 0 }
+    return mark.pushedThrough
+  }
+
+  /// Pushes `batch` in one server transaction; when the server refuses the batch as a whole
+  /// (too large, say), pushes its events one by one, so that only those it refuses alone are
+  /// rejected.
+  /// - Returns: each event with what the server did.
   private func send(
-    _ batch: [OutgoingEvent], device: UUID, through: UInt64, onRetry: (@Sendable (String, Duration) -> Void)?
-  ) async throws -> [(OutgoingEvent, Result<PushOutcome, RejectionReason>)] {
+    _ batch: [OutgoingEvent], device: DeviceCredentials, through: UInt64,
+    onRetry: (@Sendable (String, Duration) -> Void)?
+  ) async throws -> [(OutgoingEvent, PushOutcome)] {
     do {
-      let outcomes = try await retrying(options.retryFor, onRetry: onRetry) {
+      let outcomes = try await retrying(onRetry: onRetry) {
         try await transport.push(batch, device: device, through: through)
       }
-      return zip(batch, outcomes.map { .success($0) }).map { ($0, $1) }
+      return Array(zip(batch, outcomes))
     } catch let error as any ReplicationTransportError where error.failureKind == .rejected {
-      guard batch.count > 1 else { return [(batch[0], .failure(RejectionReason(error.description)))] }
-      var results: [(OutgoingEvent, Result<PushOutcome, RejectionReason>)] = []
+      guard batch.count > 1 else { return [(batch[0], .refused(reason: error.description))] }
+      var results: [(OutgoingEvent, PushOutcome)] = []
       for event in batch {
         results += try await send([event], device: device, through: event.localSequence, onRetry: onRetry)
       }
       return results
     }
-  }
-
-  /// Why the server refused an event.
-  private struct RejectionReason: Error {
-    var text: String
-    init(_ text: String) { self.text = text }
   }
 
   /// The outbox events after `mark`, up to `limit`, and the last local sequence looked at.
@@ -240,15 +380,19 @@ public final class Replicator: Sendable {
     var through = mark
     while batch.count < limit {
       // No more than the batch still needs: the events read past it would be read (and decoded)
-      // again by the next batch (reading 2,048 for each batch of 500 decoded every event four
-      // times).
+      // again by the next batch.
       let chunk = min(2_048, limit - batch.count)
       let events = try store.events(from: through + 1, limit: chunk)
       guard let last = events.last else { break }
-      let pulled = try pulledSequences(from: through + 1, through: last.sequence)
+      let pulled = try local.pulledSequences(from: through + 1, through: last.sequence)
       for event in events {
         if isReplicated(event.stream) && !pulled.contains(event.sequence) {
-          batch.append(OutgoingEvent(event))
+          batch.append(
+            OutgoingEvent(
+              localSequence: event.sequence, id: event.id, stream: event.stream, type: event.type,
+              schemaVersion: event.schemaVersion, payload: conversion.outgoing(event),
+              metadata: event.metadata,
+              recordedAt: event.recordedAt))
         }
         through = event.sequence
         if batch.count == limit { break }
@@ -258,103 +402,220 @@ public final class Replicator: Sendable {
     return (batch, through)
   }
 
-  private func outbox(after mark: UInt64) throws -> [UInt64] { try local.outbox(after: mark) }
-
-  private func pulledSequences(from first: UInt64, through last: UInt64) throws -> Set<UInt64> {
-    try local.pulledSequences(from: first, through: last)
-  }
-
   // MARK: Pull
 
   /// Brings the owner's server events this log lacks.
   /// - Parameters: as ``push(progress:onRetry:shouldStop:)``; `shouldStop` is asked between
   ///   pages.
+  /// - Throws: as ``push(progress:onRetry:shouldStop:)``, and
+  ///   ``ReplicationError/serverChanged(server:reason:)`` (recorded) when the server no longer
+  ///   holds what this device pulled or pushed.
   public func pull(
     progress: (@Sendable (ReplicationProgress) -> Void)? = nil,
     onRetry: (@Sendable (String, Duration) -> Void)? = nil,
     shouldStop: @Sendable () -> Bool = { false }
   ) async throws -> PullSummary {
-    var cursor = ReplicationState.decode(try store.stateValue(forKey: ReplicationState.cursorKey))
-    let start = cursor
-    let serverHead = try await retrying(options.retryFor, onRetry: onRetry) { try await transport.head() }
-    guard serverHead >= cursor else {
-      throw ReplicationError.serverBehind(server: transport.server, head: serverHead, cursor: cursor)
+    try await withDeadline {
+      try checkNotDiverged()
+      var cursor = try local.pullCursor()
+      let start = cursor.position
+      let serverHead = try await retrying(onRetry: onRetry) { try await transport.head() }
+      if serverHead < cursor.position {
+        try await diverge(
+          "it holds \(serverHead) events of this owner, but this device has pulled \(cursor.position)")
+      }
+      let acked = try store.stateEntries(withPrefix: ReplicationState.ackedPrefix)
+      if let last = acked.last,
+        let position = ReplicationState.number(inKey: last.key, after: ReplicationState.ackedPrefix),
+        position > serverHead
+      {
+        try await diverge(
+          "it acknowledged an event of this device at position \(position), but holds only \(serverHead) events"
+        )
+      }
+      var summary = PullSummary()
+      let pageSize = max(1, options.pullPageSize)
+      // The next page is fetched while this one is stored: the server's and the transport's work
+      // hides behind the local durable commit. Positions are gap-free, so the next page starts
+      // after this page's last row whatever the local commit does; a page fetched but never
+      // stored (an error, a stop) changes nothing.
+      var prefetched: Task<[PulledRow], any Error>?
+      defer { prefetched?.cancel() }
+      while !shouldStop() {
+        let page: [PulledRow]
+        do {
+          if let next = prefetched {
+            prefetched = nil
+            page = try await next.value
+          } else {
+            page = try await fetch(after: cursor, onRetry: onRetry)
+          }
+        } catch ReplicationError.serverChanged(_, let reason) {
+          try await diverge(reason)
+        }
+        guard let last = page.last else {
+          if serverHead > cursor.position {
+            throw ReplicationError.protocolViolation(
+              server: transport.server,
+              reason:
+                "it answered an empty page after position \(cursor.position) while its head is \(serverHead)")
+          }
+          break
+        }
+        let next = PullCursor(position: last.position, eventID: last.id)
+        if page.count == pageSize || last.position < serverHead {
+          prefetched = Task { try await self.fetch(after: next, onRetry: onRetry) }
+        }
+        let outcome = try await storePage(page, after: cursor, acked: acked, summary: &summary)
+        if let reason = outcome { try await diverge(reason) }
+        cursor = next
+        progress?(
+          ReplicationProgress(
+            phase: "pull", completed: Int(cursor.position - start),
+            total: Int(max(serverHead, cursor.position) - start)))
+        if page.count < pageSize && cursor.position >= serverHead { break }
+      }
+      summary.cursor = cursor.position
+      return summary
     }
-    var summary = PullSummary()
-    let pageSize = max(1, options.pullPageSize)
-    // The next page is fetched while this one is stored: the server's and the transport's work
-    // hides behind the local durable commit. Positions are gap-free, so the next page starts
-    // after this page's last position whatever the local commit does; a page fetched but never
-    // stored (an error, a stop) changes nothing.
-    var prefetched: Task<[ServerEvent], any Error>?
-    defer { prefetched?.cancel() }
-    while !shouldStop() {
-      let page: [ServerEvent]
-      if let next = prefetched {
-        prefetched = nil
-        page = try await next.value
-      } else {
-        let after = cursor
-        page = try await retrying(options.retryFor, onRetry: onRetry) {
-          try await transport.pull(after: after, limit: pageSize)
+  }
+
+  /// One page after `cursor`, retried.
+  private func fetch(
+    after cursor: PullCursor, onRetry: (@Sendable (String, Duration) -> Void)?
+  ) async throws
+    -> [PulledRow]
+  {
+    let rows = try await retrying(onRetry: onRetry) {
+      try await transport.pull(
+        after: cursor, limit: max(1, options.pullPageSize), maxBytes: options.pullPageBytes, wait: .zero)
+    }
+    var previous = cursor.position
+    for row in rows {
+      guard row.position == previous + 1 else {
+        throw ReplicationError.protocolViolation(
+          server: transport.server,
+          reason: "a pull after \(cursor.position) answered position \(row.position) after \(previous)")
+      }
+      previous = row.position
+    }
+    return rows
+  }
+
+  /// Stores one page with the cursor after it.
+  /// - Returns: why the server's log no longer matches this device's, when an event the server
+  ///   acknowledged is not where it said; else `nil`.
+  private func storePage(
+    _ page: [PulledRow], after cursor: PullCursor, acked: [(key: [UInt8], value: [UInt8])],
+    summary: inout PullSummary
+  ) async throws -> String? {
+    guard let last = page.last else { return nil }
+    var ackedByPosition: [UInt64: [UInt8]] = [:]
+    for entry in acked {
+      guard let position = ReplicationState.number(inKey: entry.key, after: ReplicationState.ackedPrefix),
+        position > cursor.position, position <= last.position
+      else { continue }
+      ackedByPosition[position] = entry.value
+    }
+    var events: [IngestedEvent] = []
+    var sources: [ServerEvent] = []
+    var notes: [StateChange] = []
+    for row in page {
+      if let expected = ackedByPosition[row.position], row.id.map(ReplicationState.uuidBytes) != expected {
+        let id = ReplicationState.uuid(expected[...])?.lowercasedString ?? "?"
+        return "it acknowledged event \(id) of this device at position \(row.position), but holds "
+          + (row.id.map { "\($0.lowercasedString)" } ?? "a malformed row") + " there"
+      }
+      let unstorable: String
+      switch row {
+      case .malformed(_, _, let reason):
+        unstorable = reason
+      case .event(let event) where !isReplicated(event.stream):
+        unstorable = "the stream '\(event.stream)' is not replicated by this app"
+      case .event(let event):
+        switch conversion.incoming(event) {
+        case .binary(let payload):
+          events.append(
+            IngestedEvent(
+              stream: event.stream,
+              event: NewEvent(
+                id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: payload,
+                metadata: event.metadata, recordedAt: event.recordedAt)))
+          sources.append(event)
+          continue
+        case .unconvertible(let reason):
+          unstorable = reason
         }
       }
-      guard let last = page.last else { break }
-      if page.count == pageSize {
-        let after = last.position
-        prefetched = Task {
-          try await self.retrying(self.options.retryFor, onRetry: onRetry) {
-            try await self.transport.pull(after: after, limit: pageSize)
-          }
-        }
-      }
-      let events = page.map { event in
-        IngestedEvent(
-          stream: event.stream,
-          event: NewEvent(
-            id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: event.payload,
-            metadata: event.metadata, recordedAt: event.recordedAt))
-      }
-      let outcomes = try await store.ingest(events) { outcomes in
-        var changes: [StateChange] = [
-          .put(ReplicationState.cursorKey, ReplicationState.encode(last.position))
-        ]
-        for (event, outcome) in zip(page, outcomes) {
-          switch outcome {
-          case .stored(let sequence), .skipped(let sequence, _, _):
-            changes.append(
-              .put(
-                ReplicationState.key(ReplicationState.pulledPrefix, sequence), ReplicationState.pulled(event))
-            )
-          case .refused(let reason):
-            changes.append(
-              .put(
-                ReplicationState.key(ReplicationState.unstorablePrefix, event.position),
-                ReplicationState.note(event.id, reason)))
-          case .alreadyPresent:
-            break
-          }
-        }
-        return changes
-      }
-      for outcome in outcomes {
+      notes.append(
+        .put(
+          ReplicationState.key(ReplicationState.unstorablePrefix, row.position),
+          ReplicationState.note(row.id, unstorable)))
+      summary.unreadable += 1
+    }
+    let cursorValue = ReplicationState.encodeCursor(PullCursor(position: last.position, eventID: last.id))
+    let ackedKeys = ackedByPosition.keys.map { ReplicationState.key(ReplicationState.ackedPrefix, $0) }
+    let outcomes = try await store.ingest(events) { [notes, sources] outcomes in
+      var changes = notes + ackedKeys.map { .delete($0) }
+      changes.append(.put(ReplicationState.cursorKey, cursorValue))
+      for (event, outcome) in zip(sources, outcomes) {
         switch outcome {
-        case .stored: summary.pulled += 1
-        case .skipped:
-          summary.pulled += 1
-          summary.unreadable += 1
-        case .refused: summary.unreadable += 1
-        case .alreadyPresent: summary.alreadyPresent += 1
+        case .stored(let sequence), .skipped(let sequence, _, _):
+          changes.append(
+            .put(
+              ReplicationState.key(ReplicationState.pulledPrefix, sequence), ReplicationState.pulled(event)))
+        case .refused(let reason):
+          changes.append(
+            .put(
+              ReplicationState.key(ReplicationState.unstorablePrefix, event.position),
+              ReplicationState.note(event.id, reason)))
+        case .alreadyPresent:
+          break
         }
       }
-      cursor = last.position
-      progress?(
-        ReplicationProgress(
-          phase: "pull", completed: Int(cursor - start), total: Int(max(serverHead, cursor) - start)))
-      if page.count < pageSize { break }
+      return changes
     }
-    summary.cursor = cursor
-    return summary
+    var conflicts: [StateChange] = []
+    for ((event, ingested), outcome) in zip(zip(sources, events), outcomes) {
+      switch outcome {
+      case .stored: summary.pulled += 1
+      case .skipped:
+        summary.pulled += 1
+        summary.unreadable += 1
+      case .refused: summary.unreadable += 1
+      case .alreadyPresent(let sequence):
+        summary.alreadyPresent += 1
+        if let reason = try difference(between: ingested, and: sequence) {
+          summary.conflicts += 1
+          conflicts.append(
+            .put(
+              ReplicationState.key(ReplicationState.conflictPrefix, event.position),
+              ReplicationState.note(event.id, reason)))
+        }
+      }
+    }
+    try await store.updateState(conflicts)
+    return nil
+  }
+
+  /// How the local event at `sequence` differs from the pulled `event` with its ID, or `nil`
+  /// when they are the same event.
+  private func difference(between event: IngestedEvent, and sequence: UInt64) throws -> String? {
+    guard let local = try store.event(at: sequence) else { return nil }
+    var fields: [String] = []
+    if local.stream != event.stream { fields.append("stream") }
+    if local.type != event.event.type { fields.append("type") }
+    if local.schemaVersion != event.event.schemaVersion { fields.append("schema version") }
+    if local.payload != event.event.payload { fields.append("payload") }
+    if local.metadata != event.event.metadata { fields.append("metadata") }
+    if let recordedAt = event.event.recordedAt,
+      local.recordedAt.microsecondsSince1970 != recordedAt.microsecondsSince1970
+    {
+      fields.append("recorded time")
+    }
+    guard !fields.isEmpty else { return nil }
+    return "the server holds other content under the ID of local event \(sequence) (its "
+      + fields.joined(separator: ", ") + " differ)"
   }
 
   // MARK: Status
@@ -363,5 +624,5 @@ public final class Replicator: Sendable {
   public func status() throws -> ReplicationStatus { try local.status() }
 
   /// What the local log knows of its replication.
-  public var local: LocalReplica { LocalReplica(store: store, isReplicated: isReplicated) }
+  public var local: LocalReplica { LocalReplica(store: store) }
 }

@@ -24,9 +24,15 @@ public final class PostgresTransport: ReplicationTransport {
   private let listenQueue = DispatchQueue(label: "eventlog.replication.postgres.listen")
 
   /// A transport for `url`; nothing connects until the first call.
-  /// - Throws: ``PostgresError`` when `url` is not a `postgres://` or `postgresql://` URI.
-  public init(url: String, statementTimeout: Duration = .seconds(60)) throws {
-    var configuration = try PostgresConfiguration(url: url)
+  /// - Parameters:
+  ///   - url: a `postgres://` or `postgresql://` URI.
+  ///   - statementTimeout: the longest one statement may take (a one-shot command's deadline
+  ///     bounds it further, ``ReplicationDeadline``).
+  ///   - allowUnencrypted: whether a server on another host may be reached without TLS.
+  /// - Throws: ``PostgresError`` when `url` is not a URI libpq accepts, or asks for an
+  ///   unencrypted connection to another host without `allowUnencrypted`.
+  public init(url: String, statementTimeout: Duration = .seconds(60), allowUnencrypted: Bool = false) throws {
+    var configuration = try PostgresConfiguration(url: url, allowUnencrypted: allowUnencrypted)
     configuration.statementTimeout = statementTimeout
     self.configuration = configuration
     worker = Lazy(configuration)
@@ -39,13 +45,16 @@ public final class PostgresTransport: ReplicationTransport {
     listener.close()
   }
 
-  /// Creates or upgrades the server schema (``ServerSchema/initialize(on:migrations:)``).
-  /// - Returns: the schema version before and after.
+  /// Creates or upgrades the server schema and sets who may call it
+  /// (``ServerSchema/initialize(on:migrations:replicatedStreamPrefixes:)``).
+  /// - Returns: the schema versions before and after, the mode, and warnings.
   public func initializeSchema(
-    migrations: [String] = ServerSchema.migrations
-  ) async throws -> (from: Int, to: Int) {
+    migrations: [String] = ServerSchema.migrations, replicatedStreamPrefixes: [String]? = nil
+  ) async throws -> ServerSchema.InitReport {
     try await run(on: queue) { [worker] in
-      try ServerSchema.initialize(on: try worker.connection(), migrations: migrations)
+      try ServerSchema.initialize(
+        on: try worker.connection(), migrations: migrations,
+        replicatedStreamPrefixes: replicatedStreamPrefixes)
     }
   }
 
@@ -56,14 +65,14 @@ public final class PostgresTransport: ReplicationTransport {
     let server = self.server
     let found: (version: Int, clientsFrom: Int?)
     do {
-      found = try await run(on: queue) { [worker] in
+      found = try await query("read the eventlog schema version") { connection, timeout in
         // `clients_from` arrived with version 2: read through the row's JSON so that a version 1
         // server answers too (null).
-        let rows = try worker.connection().query(
+        let rows = try connection.query(
           """
           SELECT s.version, (to_jsonb(s) ->> 'clients_from')::integer AS clients_from
           FROM eventlog.schema_info s
-          """, purpose: "read the eventlog schema version")
+          """, purpose: "read the eventlog schema version", timeout: timeout)
         guard !rows.isEmpty else { return (0, nil) }
         let version = Int(try rows.integer(0, "version", as: Int64.self))
         guard try rows.value(0, "clients_from") != nil else { return (version, nil) }
@@ -90,99 +99,129 @@ public final class PostgresTransport: ReplicationTransport {
     }
   }
 
-  /// Stores `events` with `eventlog.push` in one server transaction, setting the device's pushed
-  /// mark to `through`.
+  /// The server's view (`eventlog_api.server_info`).
+  public func serverInfo() async throws -> ServerInfo {
+    try await query("read the server's view") { connection, timeout in
+      let rows = try connection.query(
+        "SELECT schema_version, clients_from, owner, owner_head FROM eventlog_api.server_info()",
+        purpose: "read the server's view", timeout: timeout)
+      return ServerInfo(
+        schemaVersion: Int(try rows.integer(0, "schema_version", as: Int64.self)),
+        clientsFrom: Int(try rows.integer(0, "clients_from", as: Int64.self)),
+        owner: try rows.string(0, "owner"), head: try rows.integer(0, "owner_head", as: UInt64.self))
+    }
+  }
+
+  /// Stores `events` with `eventlog_api.push` in one server transaction, setting the device's
+  /// pushed mark to `through`.
   /// - Parameters:
   ///   - events: the batch, in local sequence order.
-  ///   - device: this device's ID.
+  ///   - device: this device's ID and key.
   ///   - through: the last local sequence the batch accounts for.
-  /// - Returns: an outcome per event, in order: stored, or held already, at its server position.
+  /// - Returns: an outcome per event, in order.
   /// - Throws: a ``PostgresError``, or `ReplicationError.protocolViolation` when the server
-  ///   answers another number of rows or another order.
-  public func push(_ events: [OutgoingEvent], device: UUID, through: UInt64) async throws -> [PushOutcome] {
-    let body = Self.json(events)
+  ///   answers another number of rows, another order or an outcome it does not define.
+  public func push(
+    _ events: [OutgoingEvent], device: DeviceCredentials, through: UInt64
+  ) async throws -> [PushOutcome] {
+    let body = String(decoding: ReplicationWire.events(events), as: UTF8.self)
     let server = self.server
-    return try await run(on: queue) { [worker] in
-      let rows = try worker.connection().query(
-        "SELECT event_id, event_position, already_stored FROM eventlog.push($1, $2, $3::jsonb)",
-        [.uuid(device), .integer(through), .text(body)], purpose: "push \(events.count) events")
+    return try await query("push \(events.count) events") { connection, timeout in
+      let rows = try connection.query(
+        "SELECT event_id, event_position, outcome, reason FROM eventlog_api.push($1, $2, $3, $4::jsonb)",
+        [.uuid(device.id), .text(device.key), .integer(through), .text(body)],
+        purpose: "push \(events.count) events", timeout: timeout)
       guard rows.count == events.count else {
         throw ReplicationError.protocolViolation(
           server: server, reason: "push answered \(rows.count) rows for \(events.count) events")
       }
       return try (0..<rows.count).map { row in
-        guard try rows.uuid(row, "event_id") == events[row].id else {
+        guard try rows.value(row, "event_id").flatMap(UUID.init(uuidString:)) == events[row].id else {
           throw ReplicationError.protocolViolation(
             server: server, reason: "push answered row \(row + 1) out of order")
         }
-        let position = try rows.integer(row, "event_position", as: UInt64.self)
-        return try rows.string(row, "already_stored") == "t"
-          ? .alreadyStored(position: position) : .stored(position: position)
+        return try Self.outcome(
+          try rows.string(row, "outcome"),
+          position: try rows.value(row, "event_position").flatMap(UInt64.init),
+          reason: try rows.value(row, "reason"), server: server)
       }
     }
   }
 
-  /// The device's pushed mark on the server (`eventlog.device_mark`): the last local sequence it
-  /// acknowledged, or 0.
-  public func pushedMark(device: UUID) async throws -> UInt64 {
-    try await run(on: queue) { [worker] in
-      try worker.connection().query(
-        "SELECT eventlog.device_mark($1) AS mark", [.uuid(device)], purpose: "read the device's pushed mark"
-      ).integer(0, "mark", as: UInt64.self)
+  /// A push outcome from the server's words.
+  static func outcome(
+    _ outcome: String, position: UInt64?, reason: String?, server: String
+  ) throws -> PushOutcome {
+    switch (outcome, position) {
+    case ("stored", let position?): return .stored(position: position)
+    case ("already_stored", let position?): return .alreadyStored(position: position)
+    case ("conflict", _):
+      return .conflict(position: position, reason: reason ?? "the server holds other content")
+    case ("refused", _): return .refused(reason: reason ?? "refused by the server")
+    default:
+      throw ReplicationError.protocolViolation(
+        server: server, reason: "push answered the outcome '\(outcome.prefix(40))' without a position")
     }
   }
 
-  /// The owner's last position on the server (`eventlog.head`), or 0.
+  /// The device's pushed mark on the server (`eventlog_api.device_mark`), under its key.
+  public func pushedMark(device: DeviceCredentials) async throws -> ServerMark {
+    try await query("read the device's pushed mark") { connection, timeout in
+      let rows = try connection.query(
+        "SELECT pushed_through, last_sequence, last_id FROM eventlog_api.device_mark($1, $2)",
+        [.uuid(device.id), .text(device.key)], purpose: "read the device's pushed mark", timeout: timeout)
+      return ServerMark(
+        pushedThrough: try rows.integer(0, "pushed_through", as: UInt64.self),
+        lastSequence: try rows.value(0, "last_sequence").flatMap(UInt64.init),
+        lastID: try rows.value(0, "last_id").flatMap(UUID.init(uuidString:)))
+    }
+  }
+
+  /// The owner's last position on the server (`eventlog_api.head`), or 0.
   public func head() async throws -> UInt64 {
-    try await run(on: queue) { [worker] in
-      try worker.connection().query(
-        "SELECT eventlog.head() AS head", purpose: "read the owner's last position"
-      )
-      .integer(0, "head", as: UInt64.self)
+    try await query("read the owner's last position") { connection, timeout in
+      try connection.query(
+        "SELECT eventlog_api.head() AS head", purpose: "read the owner's last position", timeout: timeout
+      ).integer(0, "head", as: UInt64.self)
     }
   }
 
-  /// The owner's server events after `position` (`eventlog.pull`), in position order.
-  /// - Parameters:
-  ///   - position: the last server position already pulled.
-  ///   - limit: at most this many events.
-  /// - Returns: the events, their positions following `position` without a gap.
-  /// - Throws: a ``PostgresError``, or `ReplicationError.protocolViolation` when the positions
-  ///   do not follow one another.
-  public func pull(after position: UInt64, limit: Int) async throws -> [ServerEvent] {
+  /// The owner's server events after `cursor` (`eventlog_api.pull`), in position order.
+  /// - Throws: `ReplicationError.serverChanged` when the server holds another event at the
+  ///   cursor, or fewer events than the cursor; a ``PostgresError``.
+  public func pull(
+    after cursor: PullCursor, limit: Int, maxBytes: Int, wait: Duration
+  ) async throws -> [PulledRow] {
     let server = self.server
-    return try await run(on: queue) { [worker] in
-      let rows = try worker.connection().query(
-        """
-        SELECT event_position, event_id, origin_device, origin_sequence, stream, type, schema_version, payload,
-          correlation_id, causation_id, origin, recorded_at_us FROM eventlog.pull($1, $2)
-        """, [.integer(position), .integer(limit)], purpose: "pull the events after position \(position)")
-      var events: [ServerEvent] = []
-      events.reserveCapacity(rows.count)
-      var previous = position
-      for row in 0..<rows.count {
-        let event = ServerEvent(
-          position: try rows.integer(row, "event_position", as: UInt64.self),
-          id: try rows.uuid(row, "event_id"),
-          originDevice: try rows.uuid(row, "origin_device"),
-          originSequence: try rows.integer(row, "origin_sequence", as: UInt64.self),
-          stream: StreamID(try rows.string(row, "stream")), type: try rows.string(row, "type"),
-          schemaVersion: try rows.integer(row, "schema_version", as: UInt16.self),
-          payload: try rows.bytes(row, "payload"),
-          metadata: Self.metadata(
-            correlation: try rows.value(row, "correlation_id"),
-            causation: try rows.value(row, "causation_id"),
-            origin: try rows.value(row, "origin")),
-          recordedAt: Date(microsecondsSince1970: try rows.integer(row, "recorded_at_us", as: Int64.self)))
-        guard event.position == previous + 1 else {
-          throw ReplicationError.protocolViolation(
-            server: server,
-            reason: "pull after \(position) answered position \(event.position) after \(previous)")
+    let waitMilliseconds =
+      wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000
+    do {
+      return try await query("pull the events after position \(cursor.position)") { connection, timeout in
+        let rows = try connection.query(
+          """
+          SELECT event_position, event_id, origin_device, origin_sequence, stream, type, schema_version, payload,
+            correlation_id, causation_id, origin, recorded_at_us FROM eventlog_api.pull($1, $2, $3, $4, $5)
+          """,
+          [
+            .integer(cursor.position), cursor.eventID.map(PostgresValue.uuid) ?? .null, .integer(limit),
+            .integer(maxBytes), .integer(waitMilliseconds),
+          ], purpose: "pull the events after position \(cursor.position)", timeout: timeout)
+        return try (0..<rows.count).map { row in
+          try ReplicationWire.row(
+            ReplicationWire.RowFields(
+              position: try rows.value(row, "event_position"), id: try rows.value(row, "event_id"),
+              originDevice: try rows.value(row, "origin_device"),
+              originSequence: try rows.value(row, "origin_sequence"), stream: try rows.value(row, "stream"),
+              type: try rows.value(row, "type"), schemaVersion: try rows.value(row, "schema_version"),
+              payload: try rows.value(row, "payload").map { Array($0.utf8) },
+              correlationID: try rows.value(row, "correlation_id"),
+              causationID: try rows.value(row, "causation_id"), origin: try rows.value(row, "origin"),
+              recordedAtMicroseconds: try rows.value(row, "recorded_at_us")),
+            server: server)
         }
-        previous = event.position
-        events.append(event)
       }
-      return events
+    } catch let error as PostgresError where error.sqlState == "EL001" || error.sqlState == "EL002" {
+      throw ReplicationError.serverChanged(server: server, reason: error.message)
     }
   }
 
@@ -196,13 +235,31 @@ public final class PostgresTransport: ReplicationTransport {
       let connection = try listener.connection()
       if !listener.isListening {
         let channel = try connection.query(
-          "SELECT eventlog.channel() AS channel", purpose: "find the channel"
+          "SELECT eventlog_api.channel() AS channel", purpose: "find the channel"
         )
         .string(0, "channel")
         try connection.listen(channel)
         listener.isListening = true
       }
       return !(try connection.notifications(waitingUpTo: timeout).isEmpty)
+    }
+  }
+
+  /// Runs `body` on the worker's connection, on the transport's queue, with the statement
+  /// deadline the command's ``ReplicationDeadline`` leaves.
+  ///
+  /// A function or schema that does not exist (`3F000`, `42883`) means a server of another
+  /// schema version: the error says which, as ``checkSchema()`` does.
+  private func query<T: Sendable>(
+    _ purpose: String, _ body: @escaping @Sendable (PostgresConnection, Duration) throws -> T
+  ) async throws -> T {
+    let timeout = ReplicationDeadline.remaining(capped: configuration.statementTimeout)
+    do {
+      return try await run(on: queue) { [worker] in try body(try worker.connection(within: timeout), timeout)
+      }
+    } catch let error as PostgresError where ["3F000", "42883"].contains(error.sqlState ?? "") {
+      try await checkSchema()
+      throw error
     }
   }
 
@@ -213,143 +270,6 @@ public final class PostgresTransport: ReplicationTransport {
       queue.async { continuation.resume(with: Result { try body() }) }
     }
   }
-
-  // MARK: JSON
-
-  /// The `p_events` argument of `eventlog.push`.
-  ///
-  /// Written byte by byte into one buffer (IDs as lower-case hex, payloads as base64, strings
-  /// escaped where JSON needs it): building it with string appends and Foundation's formatters
-  /// was a third of a push's client CPU time.
-  static func json(_ events: [OutgoingEvent]) -> String {
-    var out: [UInt8] = []
-    out.reserveCapacity(
-      2 + events.reduce(0) { $0 + 220 + $1.payload.count * 4 / 3 + $1.stream.rawValue.utf8.count })
-    out.append(UInt8(ascii: "["))
-    for (index, event) in events.enumerated() {
-      if index > 0 { out.append(UInt8(ascii: ",")) }
-      out.append(contentsOf: #"{"id":""#.utf8)
-      appendUUID(event.id, to: &out)
-      out.append(contentsOf: #"","seq":"#.utf8)
-      out.append(contentsOf: String(event.localSequence).utf8)
-      out.append(contentsOf: #","stream":"#.utf8)
-      appendQuoted(event.stream.rawValue, to: &out)
-      out.append(contentsOf: #","type":"#.utf8)
-      appendQuoted(event.type, to: &out)
-      out.append(contentsOf: #","schemaVersion":"#.utf8)
-      out.append(contentsOf: String(event.schemaVersion).utf8)
-      out.append(contentsOf: #","payload":""#.utf8)
-      appendBase64(event.payload, to: &out)
-      out.append(contentsOf: #"","recordedAt":"#.utf8)
-      out.append(contentsOf: String(event.recordedAt.microsecondsSince1970).utf8)
-      out.append(contentsOf: #","metadata":{"origin":"#.utf8)
-      appendQuoted(event.metadata.origin, to: &out)
-      if let id = event.metadata.correlationID {
-        out.append(contentsOf: #","correlationID":""#.utf8)
-        appendUUID(id, to: &out)
-        out.append(UInt8(ascii: "\""))
-      }
-      if let id = event.metadata.causationID {
-        out.append(contentsOf: #","causationID":""#.utf8)
-        appendUUID(id, to: &out)
-        out.append(UInt8(ascii: "\""))
-      }
-      out.append(contentsOf: "}}".utf8)
-    }
-    out.append(UInt8(ascii: "]"))
-    return String(decoding: out, as: UTF8.self)
-  }
-
-  /// `text` as a JSON string literal.
-  static func quoted(_ text: String) -> String {
-    var out: [UInt8] = []
-    appendQuoted(text, to: &out)
-    return String(decoding: out, as: UTF8.self)
-  }
-
-  private static let hexDigits = Array("0123456789abcdef".utf8)
-
-  /// Appends `text` as a JSON string literal: `"`, `\` and the control characters escaped
-  /// (`\n`, `\r`, `\t`, else `\u00XX`), everything else as its UTF-8 bytes.
-  static func appendQuoted(_ text: String, to out: inout [UInt8]) {
-    out.append(UInt8(ascii: "\""))
-    let utf8 = text.utf8
-    if !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-      out.append(contentsOf: utf8)
-      out.append(UInt8(ascii: "\""))
-      return
-    }
-    for byte in utf8 {
-      switch byte {
-      case UInt8(ascii: "\""): out.append(contentsOf: #"\""#.utf8)
-      case UInt8(ascii: "\\"): out.append(contentsOf: #"\\"#.utf8)
-      case UInt8(ascii: "\n"): out.append(contentsOf: #"\n"#.utf8)
-      case UInt8(ascii: "\r"): out.append(contentsOf: #"\r"#.utf8)
-      case UInt8(ascii: "\t"): out.append(contentsOf: #"\t"#.utf8)
-      case 0..<0x20:
-        out.append(contentsOf: #"\u00"#.utf8)
-        out.append(hexDigits[Int(byte >> 4)])
-        out.append(hexDigits[Int(byte & 0xF)])
-      default: out.append(byte)
-      }
-    }
-    out.append(UInt8(ascii: "\""))
-  }
-
-  /// Appends `id` in lower-case hex, `8-4-4-4-12`.
-  static func appendUUID(_ id: UUID, to out: inout [UInt8]) {
-    withUnsafeBytes(of: id.uuid) { bytes in
-      for (index, byte) in bytes.enumerated() {
-        if index == 4 || index == 6 || index == 8 || index == 10 { out.append(UInt8(ascii: "-")) }
-        out.append(hexDigits[Int(byte >> 4)])
-        out.append(hexDigits[Int(byte & 0xF)])
-      }
-    }
-  }
-
-  private static let base64Digits = Array(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-  /// Appends `bytes` in base64 (RFC 4648, padded, no line breaks), as `decode(…, 'base64')` reads it.
-  static func appendBase64(_ bytes: [UInt8], to out: inout [UInt8]) {
-    let whole = bytes.count / 3
-    let count = (bytes.count + 2) / 3 * 4
-    let encoded = [UInt8](unsafeUninitializedCapacity: count) { text, initialized in
-      base64Digits.withUnsafeBufferPointer { digits in
-        bytes.withUnsafeBufferPointer { bytes in
-          for group in 0..<whole {
-            let chunk =
-              UInt32(bytes[3 * group]) << 16 | UInt32(bytes[3 * group + 1]) << 8
-              | UInt32(bytes[3 * group + 2])
-            text[4 * group] = digits[Int(chunk >> 18 & 63)]
-            text[4 * group + 1] = digits[Int(chunk >> 12 & 63)]
-            text[4 * group + 2] = digits[Int(chunk >> 6 & 63)]
-            text[4 * group + 3] = digits[Int(chunk & 63)]
-          }
-          let rest = bytes.count - 3 * whole
-          guard rest > 0 else { return }
-          let chunk = UInt32(bytes[3 * whole]) << 16 | (rest == 2 ? UInt32(bytes[3 * whole + 1]) << 8 : 0)
-          text[4 * whole] = digits[Int(chunk >> 18 & 63)]
-          text[4 * whole + 1] = digits[Int(chunk >> 12 & 63)]
-          text[4 * whole + 2] = rest == 2 ? digits[Int(chunk >> 6 & 63)] : UInt8(ascii: "=")
-          text[4 * whole + 3] = UInt8(ascii: "=")
-        }
-      }
-      initialized = count
-    }
-    out.append(contentsOf: encoded)
-  }
-
-  /// The metadata of a pulled event; an ID that is not a UUID is left out, an origin past
-  /// 1,000 bytes shortened (another writer than `push` may have put anything there).
-  static func metadata(correlation: String?, causation: String?, origin: String?) -> EventMetadata {
-    var origin = origin ?? ""
-    while origin.utf8.count > 1_000 { origin.removeLast() }
-    return EventMetadata(
-      correlationID: correlation.flatMap(UUID.init(uuidString:)),
-      causationID: causation.flatMap(UUID.init(uuidString:)),
-      origin: origin)
-  }
 }
 
 /// A connection made on first use, and again after ``close()``.
@@ -359,9 +279,14 @@ private final class Lazy: Sendable {
 
   init(_ configuration: PostgresConfiguration) { self.configuration = configuration }
 
-  func connection() throws -> PostgresConnection {
+  func connection(within limit: Duration? = nil) throws -> PostgresConnection {
     try state.withLock { state in
       if let connection = state.connection { return connection }
+      var configuration = self.configuration
+      if let limit {
+        let seconds = Int(limit.components.seconds) + (limit.components.attoseconds > 0 ? 1 : 0)
+        configuration.connectTimeoutSeconds = max(2, min(configuration.connectTimeoutSeconds, seconds))
+      }
       let connection = try PostgresConnection(configuration)
       state = (connection, false)
       return connection
@@ -383,13 +308,19 @@ private final class Lazy: Sendable {
 }
 
 extension PostgresError: ReplicationTransportError {
-  /// Transient for what ``PostgresError/isTransient`` calls so, and for a collision of positions
+  /// Transient for what ``PostgresError/isTransient`` calls so, for a lock the server waited
+  /// for too long (`55P03`), a statement it cancelled (`57014`) and a collision of positions
   /// (another writer's insert that bypassed `push`); rejected when the server refused the
-  /// events' values (integrity constraints `23…`, data exceptions `22…`); fatal otherwise.
+  /// request's values as a whole (integrity constraints `23…`, data exceptions `22…`, a batch
+  /// over the server's limits `54000`); fatal otherwise (a URL that cannot work included).
   public var failureKind: TransportFailureKind {
+    if kind == .invalidInput { return .fatal }
     if isTransient { return .transient }
+    if sqlState == "55P03" || sqlState == "57014" { return .transient }
     if constraint == "events_pkey" || constraint == "events_positions_gap_free" { return .transient }
-    if let sqlState, sqlState.hasPrefix("23") || sqlState.hasPrefix("22") { return .rejected }
+    if let sqlState, sqlState.hasPrefix("23") || sqlState.hasPrefix("22") || sqlState == "54000" {
+      return .rejected
+    }
     return .fatal
   }
 }

@@ -27,7 +27,7 @@ public enum ServerSchema {
   /// takes and returns what it did in that version. A client refuses an older server
   /// (``ReplicationError/schemaTooOld(server:found:required:)``); between this and
   /// ``latestVersion`` it works, and `remote init` upgrades the server.
-  public static let oldestServerVersion = 1
+  public static let oldestServerVersion = 3
 
   /// The SQL that takes the schema from version n − 1 to n, for n = 1, 2, …
   ///
@@ -35,7 +35,7 @@ public enum ServerSchema {
   /// changes what a function takes or returns also raises `eventlog.schema_info.clients_from`
   /// (from version 2), the oldest client schema that may still use the server; one that changes
   /// only how the functions work keeps it, so older clients go on working with an upgraded server.
-  public static let migrations: [String] = [version1, version2]
+  public static let migrations: [String] = [version1, version2, version3]
 
   /// The expression every function and policy uses for the owner of the rows: the connecting
   /// role. (On Supabase, replace it with `auth.uid()::text` in `eventlog.current_owner()` and
@@ -287,18 +287,33 @@ public enum ServerSchema {
       'The oldest client schema version that may use this server.';
     """
 
-  /// Creates the schema, or upgrades it to ``latestVersion``, in one transaction; a no-op when
-  /// it is current.
+  /// What `remote init` did.
+  public struct InitReport: Sendable, Hashable {
+    /// The schema version before.
+    public var from: Int
+    /// The schema version after.
+    public var to: Int
+    /// Whether the API side for Supabase was set up (API mode: owners are `auth.uid()`).
+    public var api: Bool
+    /// What the database's owner should know (a `public` schema every role may write to).
+    public var warnings: [String]
+  }
+
+  /// Creates the schema, or upgrades it to ``latestVersion``, and sets who may call it, in one
+  /// transaction; the migrations are a no-op when it is current.
   /// - Parameters:
   ///   - connection: a connection as a role that may create schemas in the database.
   ///   - migrations: the migrations to apply (tests give their own).
-  /// - Returns: the version before and after.
-  /// - Throws: ``InitError/newerSchema(found:supported:)`` for a schema newer than this build's;
+  ///   - replicatedStreamPrefixes: the stream-name prefixes the app replicates; the server then
+  ///     refuses events on other streams. `nil` leaves what an earlier `remote init` recorded.
+  /// - Returns: the versions before and after, the mode, and warnings.
+  /// - Throws: ``InitError`` for a schema newer than this build's or a nonsensical version;
   ///   ``PostgresError`` when the server refuses (missing privileges: run it as the owner).
   @discardableResult
   public static func initialize(
-    on connection: PostgresConnection, migrations: [String] = migrations
-  ) throws -> (from: Int, to: Int) {
+    on connection: PostgresConnection, migrations: [String] = migrations,
+    replicatedStreamPrefixes: [String]? = nil
+  ) throws -> InitReport {
     let purpose = "create or upgrade the eventlog schema"
     try connection.execute("BEGIN", purpose: purpose)
     do {
@@ -313,22 +328,42 @@ public enum ServerSchema {
         """, purpose: "create the eventlog schema")
       let rows = try connection.query(
         "SELECT version FROM eventlog.schema_info", purpose: "read the eventlog schema version")
-      let found = rows.isEmpty ? 0 : Int(try rows.integer(0, "version", as: Int64.self))
+      let found = rows.isEmpty ? 0 : try rows.integer(0, "version", as: Int64.self)
+      guard found >= 0 else { throw InitError.invalidVersion(found: found) }
       guard found <= migrations.count else {
-        throw InitError.newerSchema(found: found, supported: migrations.count)
+        throw InitError.newerSchema(found: Int(found), supported: migrations.count)
       }
-      for version in (found + 1)..<(migrations.count + 1) {
+      let from = Int(found)
+      for version in (from + 1)..<(migrations.count + 1) {
         try connection.execute(migrations[version - 1], purpose: "apply eventlog schema version \(version)")
       }
-      if found < migrations.count {
+      if from < migrations.count {
         try connection.query(
           """
           INSERT INTO eventlog.schema_info (singleton, version) VALUES (true, $1)
           ON CONFLICT (singleton) DO UPDATE SET version = excluded.version
           """, [.integer(migrations.count)], purpose: "record the eventlog schema version")
       }
+      var api = false
+      var warnings: [String] = []
+      if migrations.count >= 3 {
+        api =
+          try connection.query(detectAPI, purpose: "look for Supabase's auth schema").string(0, "api") == "t"
+        try connection.execute(accessScript(api: api), purpose: "grant the eventlog functions")
+        if let replicatedStreamPrefixes {
+          try replicatedStreamsScript(replicatedStreamPrefixes, on: connection)
+        }
+        if try connection.query(publicIsWritable, purpose: "check the schema public").string(0, "writable")
+          == "t"
+        {
+          warnings.append(
+            "every role may create objects in the schema 'public' of this database: eventlog's functions pin "
+              + "their search_path, but other code may not; consider 'REVOKE CREATE ON SCHEMA public FROM PUBLIC'"
+          )
+        }
+      }
       try connection.execute("COMMIT", purpose: purpose)
-      return (found, migrations.count)
+      return InitReport(from: from, to: migrations.count, api: api, warnings: warnings)
     } catch {
       try? connection.execute("ROLLBACK", purpose: "roll back: \(purpose)")
       throw error
@@ -336,9 +371,11 @@ public enum ServerSchema {
   }
 
   /// Why `remote init` refused.
-  public enum InitError: Error, CustomStringConvertible, LocalizedError {
+  public enum InitError: Error, Equatable, CustomStringConvertible, LocalizedError {
     /// The server's schema is newer than this build's.
     case newerSchema(found: Int, supported: Int)
+    /// The server records a version no build ever wrote (below 0).
+    case invalidVersion(found: Int64)
 
     /// The description: `LocalizedError`'s text is the same sentence.
     public var errorDescription: String? { description }
@@ -348,6 +385,8 @@ public enum ServerSchema {
       switch self {
       case .newerSchema(let found, let supported):
         "the server has eventlog schema version \(found), newer than this build's \(supported): upgrade eventlog; nothing was changed"
+      case .invalidVersion(let found):
+        "the server records eventlog schema version \(found), which no build writes: eventlog.schema_info was changed by hand; nothing was changed"
       }
     }
   }

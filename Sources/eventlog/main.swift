@@ -1,48 +1,10 @@
-// The composition root: the only place that creates the concrete store, sources and repositories.
-import EventLog
+// The composition root of the shipped `eventlog`: the example app's schema, its commands and
+// replication through PostgreSQL or a Supabase project's API (by the URL's scheme). An app's own
+// `eventlog` is these lines with its schema and plug-in.
 import EventLogCLI
-import Foundation
-import ReplicationPostgres
 import RestaurantBooking
+import RestaurantBookingCLI
 
-// First, before the runtime opens anything: closed standard streams must fail as closed.
-StandardStreams.reserveClosedDescriptors()
-
-let dependencies = Dependencies(
-  openStore: { path, options in
-    try EventStore(
-      path: path, projections: RestaurantBookingSchema.projections,
-      admission: RestaurantBookingSchema.admission,
-      options: options)
-  },
-  eventTypes: RestaurantBookingSchema.eventTypes,
-  streamNames: StreamNames(
-    displayed: RestaurantBookingStreams.displayName(of:), stored: RestaurantBookingStreams.stream(named:)),
-  admission: RestaurantBookingSchema.admission,
-  isReplicated: RestaurantBookingSchema.isReplicated,
-  replicationTransport: { url in try PostgresTransport(url: url) },
-  initializeRemote: { url in
-    let transport = try PostgresTransport(url: url)
-    defer { transport.close() }
-    let (from, to) = try await transport.initializeSchema()
-    return (transport.server, from, to)
-  },
-  restaurantSource: { from, apiKey in
-    if SupabaseRestaurantSource.isURL(from) {
-      guard let url = URL(string: from) else {
-        throw CommandFailure("'--from': '\(from)' is not a valid URL")
-      }
-      return SupabaseRestaurantSource(baseURL: url, apiKey: apiKey ?? "")
-    }
-    return FileRestaurantSource(path: from)
-  },
-  restaurantRepository: { store, source in
-    EventSourcedRestaurantRepository(store: store, source: source, origin: "cli")
-  },
-  bookingRepository: { store in EventSourcedBookingRepository(store: store, origin: "cli") }
-)
-
-let status = await EventLogProgram.main(
-  arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment,
-  dependencies: dependencies)
-exit(status)
+await EventLogApp(
+  schema: .restaurantBooking, plugins: [RestaurantBookingCommands()], remote: .postgresAndSupabase
+).run()

@@ -9,14 +9,29 @@ typealias Run = ChildRun
 struct EventLogBinary {
   /// The executable next to the test bundle (`.build/<config>/eventlog`).
   static let path = builtProduct("eventlog", override: "EVENTLOG_BINARY")
+  /// The users app's own `eventlog` (`Tests/Support/UserEventLog`).
+  static let userAppPath = builtProduct("user-eventlog", override: "USER_EVENTLOG_BINARY")
 
   let directory: URL
+  /// The executable this value runs.
+  let executable: String
   var database: String { directory.appendingPathComponent("test.db").path }
 
-  init() {
+  init(executable: String = Self.path) {
+    self.executable = executable
     directory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "eventlog-cli-\(UUID().uuidString)")
     try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+  }
+
+  private init(executable: String, directory: URL) {
+    self.executable = executable
+    self.directory = directory
+  }
+
+  /// `executable` on this value's directory and environment.
+  func running(_ executable: String) -> EventLogBinary {
+    EventLogBinary(executable: executable, directory: directory)
   }
 
   /// Runs `eventlog --db <test db> arguments…`.
@@ -32,7 +47,7 @@ struct EventLogBinary {
     _ arguments: [String], input: String? = nil, environment: [String: String] = [:], useDatabase: Bool = true
   ) throws -> Run {
     try runChild(
-      Self.path, (useDatabase ? ["--db", database] : []) + arguments, environment: environment,
+      executable, (useDatabase ? ["--db", database] : []) + arguments, environment: environment,
       in: directory.path, input: input.map { Data($0.utf8) })
   }
 

@@ -51,16 +51,15 @@ struct ImportAdmissionTests {
     try importRefused(lines, naming: ["line \(created + 1)", "belongs on 'booking-"])
   }
 
-  @Test func aDeleteWithoutItsCreateIsRefused() throws {
+  @Test func aPartyNoBookingCanHaveIsRefused() throws {
     let cli = EventLogBinary()
     defer { cli.remove() }
     var lines = try exportedLines(cli)
     let created = try index(of: "BookingCreated", in: lines)
-    // The create becomes a delete: the stream opens with a BookingDeleted.
-    let payload = try #require(lines[created]["payload"] as? [String: Any])
-    lines[created]["type"] = "BookingDeleted"
-    lines[created]["payload"] = ["bookingID": payload["bookingID"] ?? ""]
-    try importRefused(lines, naming: ["line \(created + 1)", "must follow its BookingCreated"])
+    var payload = try #require(lines[created]["payload"] as? [String: Any])
+    payload["partySize"] = -4
+    lines[created]["payload"] = payload
+    try importRefused(lines, naming: ["line \(created + 1)", "party of -4"])
   }
 
   @Test func aBlankCustomerNameIsRefused() throws {

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import RestaurantBooking
+import RestaurantBookingCLI
 import Synchronization
 import TestKit
 
@@ -15,33 +16,14 @@ struct ProgramRun: CustomStringConvertible {
   var description: String { "exit \(status)\nstdout: \(stdout)\nstderr: \(stderr)" }
 }
 
-/// Runs ``EventLogProgram`` in this process, as `main.swift` does (without a replication
+/// Runs the shipped `eventlog`'s ``EventLogApp`` in this process, as `main.swift` does (without a replication
 /// transport), with its standard output and error captured: parsing tests need no process.
 struct InProcessCLI {
   let directory = TemporaryDirectory("cli-in-process")
   var database: String { directory.environment("test.db") }
 
-  static let dependencies = Dependencies(
-    openStore: { path, options in
-      try EventStore(
-        path: path, projections: RestaurantBookingSchema.projections,
-        admission: RestaurantBookingSchema.admission, options: options)
-    },
-    eventTypes: RestaurantBookingSchema.eventTypes,
-    streamNames: StreamNames(
-      displayed: RestaurantBookingStreams.displayName(of:), stored: RestaurantBookingStreams.stream(named:)),
-    admission: RestaurantBookingSchema.admission,
-    isReplicated: RestaurantBookingSchema.isReplicated,
-    restaurantSource: { from, apiKey in
-      if let url = URL(string: from), SupabaseRestaurantSource.isURL(from) {
-        return SupabaseRestaurantSource(baseURL: url, apiKey: apiKey ?? "")
-      }
-      return FileRestaurantSource(path: from)
-    },
-    restaurantRepository: { store, source in
-      EventSourcedRestaurantRepository(store: store, source: source, origin: "cli")
-    },
-    bookingRepository: { store in EventSourcedBookingRepository(store: store, origin: "cli") })
+  /// The shipped `eventlog`'s app: the example's schema and plug-in.
+  static let app = EventLogApp(schema: .restaurantBooking, plugins: [RestaurantBookingCommands()])
 
   /// Runs `eventlog --db <test db> arguments…`.
   @discardableResult
@@ -58,9 +40,9 @@ struct InProcessCLI {
     let errors = CapturedBytes()
     let console = Console(
       errorIsTerminal: false, errorSink: { errors.append($0) }, outputSink: { output.append($0) })
-    let status = await EventLogProgram.main(
+    let status = await Self.app.main(
       arguments: (useDatabase ? ["--db", database] : []) + arguments, environment: environment,
-      dependencies: Self.dependencies, console: console)
+      console: console)
     return ProgramRun(
       status: status, stdout: output.text, stderr: errors.text)
   }

@@ -9,7 +9,7 @@ import Testing
 struct ParsingTests {
   /// Every command with the words that reach it (`["bookings", "create"]`) and its type.
   static let allCommands: [(path: [String], type: any CLICommand.Type)] =
-    EventLogProgram.groups.flatMap { group in
+    InProcessCLI.app.groups.flatMap { group in
       group.commands.map { ([group.name, $0.configuration.name], $0) }
     } + EventLogProgram.commands.map { ([$0.configuration.name], $0) }
 
@@ -50,11 +50,11 @@ struct ParsingTests {
     for flag in ["-h", "--help", "help"] {
       let top = await cli(flag)
       #expect(top.status == 0)
-      #expect(top.stdout == EventLogProgram.topLevelHelp() + "\n")
+      #expect(top.stdout == EventLogProgram.topLevelHelp(InProcessCLI.app) + "\n")
       for path in Self.paths { #expect(top.stdout.contains(path.joined(separator: " ")), "\(path)") }
       #expect(top.stdout.contains("--db <PATH>") && top.stdout.contains("--version"))
     }
-    for group in EventLogProgram.groups {
+    for group in InProcessCLI.app.groups {
       for flag in ["-h", "--help"] {
         let run = await cli(group.name, flag)
         #expect(run.status == 0 && run.stdout.contains("SUBCOMMANDS"), "\(group.name): \(run)")

@@ -117,6 +117,54 @@ struct IngestTests {
     await close(&store)
   }
 
+  /// Issue 21: a pulled event that a projection throws on failed the pull for good. It is stored
+  /// and skipped (kind `refused`) instead, the events around it folded; replay and verify agree.
+  @Test func anEventAProjectionRefusesIsStoredAndSkipped() async throws {
+    let dir = TemporaryDirectory()
+    try await withStore(at: dir.environment(), projections: [NotesProjection()]) { store in
+      let outcomes = try await store.ingest([
+        IngestedEvent(stream: "s", event: try note("before")),
+        IngestedEvent(stream: "s", event: try NewEvent(Poison(reason: "from another device"))),
+        IngestedEvent(stream: "s", event: try note("after")),
+      ])
+      #expect(outcomes.first == .stored(sequence: 1) && outcomes.last == .stored(sequence: 3))
+      guard case .skipped(2, .refused, let reason) = outcomes[1] else {
+        Issue.record("expected the poison skipped as refused, got \(outcomes)")
+        return
+      }
+      #expect(reason.contains("'notes'") && reason.contains("poisoned: from another device"))
+      #expect(
+        try liveTables(store)["notes/per-stream"]?[Array("s".utf8)] == (try BinaryEncoder().encode(UInt64(2)))
+      )
+      #expect(try store.verify().ok)
+      #expect(try store.firstDifference(from: store.replay()) == nil)
+    }
+  }
+
+  /// A skipped event that a newer build admits, but that a projection throws on when the open
+  /// folds it in: the open goes on with the event skipped as `refused`, and later opens do not
+  /// try it again.
+  @Test func aReadmittedEventAProjectionRefusesDoesNotFailTheOpen() async throws {
+    let dir = TemporaryDirectory()
+    var store: EventStore? = try EventStore(
+      path: dir.environment(), projections: [NotesProjection()], admission: PoisonAdmission(reads: false),
+      options: .fast)
+    try await store?.ingest([
+      IngestedEvent(stream: "s", event: try note("one")),
+      IngestedEvent(stream: "s", event: try NewEvent(Poison(reason: "newer"))),
+    ])
+    #expect(try store?.skippedEvents().map(\.kind) == [.unreadable])
+    await close(&store)
+    for _ in 0..<2 {
+      store = try EventStore(
+        path: dir.environment(), projections: [NotesProjection()], admission: PoisonAdmission(reads: true),
+        options: .fast)
+      #expect(try store?.skippedEvents().map(\.kind) == [.refused])
+      #expect(try store?.verify().ok == true)
+      await close(&store)
+    }
+  }
+
   @Test func verifyFindsAnEventThatBreaksTheRulesInALogWrittenWithoutTheCheck() async throws {
     let dir = TemporaryDirectory()
     try await withStore(at: dir.environment(), projections: [NotesProjection()]) { store in
@@ -200,5 +248,14 @@ struct NotesAdmission: EventAdmission {
     default:
       return .admitted
     }
+  }
+}
+
+/// `Poison` is unknown to an older build and read by a newer one.
+struct PoisonAdmission: EventAdmission {
+  var reads: Bool
+
+  func verdict(for event: RecordedEvent) -> EventVerdict {
+    event.type == Poison.eventType && !reads ? .unreadable(reason: "Poison is not known here") : .admitted
   }
 }

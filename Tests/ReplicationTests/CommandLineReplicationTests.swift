@@ -72,10 +72,9 @@ struct CommandLineReplicationTests {
     let fixture = try await ServerFixture(initialized: false)
     let initRun = try runChild(Self.binary, ["remote", "init", fixture.ownerURL, "--json"])
     #expect(initRun.status == 0, "\(initRun)")
-    #expect(
-      try JSONSerialization.jsonObject(with: Data(initRun.stdout.utf8)) as? [String: Int] == [
-        "schemaVersion": ServerSchema.latestVersion
-      ])
+    let initJSON = try JSONSerialization.jsonObject(with: Data(initRun.stdout.utf8)) as? [String: Any]
+    #expect(initJSON?["schemaVersion"] as? Int == ServerSchema.latestVersion)
+    #expect(initJSON?["mode"] as? String == "roles")
     #expect(try runChild(Self.binary, ["remote", "init", fixture.ownerURL]).stdout.contains("up to date"))
     let alice = try fixture.customer("alice")
     let phone = CLI()
@@ -112,7 +111,10 @@ struct CommandLineReplicationTests {
       #expect(status["pending"] as? Int == 0 && (status["rejected"] as? [Any])?.isEmpty == true)
       #expect(status["cursor"] as? Int == 3)
       #expect(
-        status.keys.sorted() == ["cursor", "device", "pending", "pushedThrough", "rejected", "unreadable"])
+        status.keys.sorted() == [
+          "conflicts", "cursor", "device", "diverged", "pending", "pushedThrough", "rejected", "unreadable",
+          "unstorable",
+        ])
     }
     // The pulled event says where it came from.
     #expect(try tablet("show", "1").stdout.contains("server position 1"))
@@ -228,7 +230,44 @@ struct CommandLineReplicationTests {
     let text = try String(contentsOfFile: output, encoding: .utf8)
     #expect(text.contains(#""push":"#) && text.contains(#""pull":"#), "\(text)")
     #expect(text.contains("retrying"), "\(text)")
+    // The URL holds a password: the watcher said it shows in `ps`.
+    #expect(text.contains("stays visible in the process list"), "\(text)")
     #expect(try tablet("verify").status == 0)
+  }
+
+  /// Issue 21's command-line edges: a URL that can never work fails at once (not retried for the
+  /// budget) without repeating its password; an unencrypted connection to another host needs
+  /// `--allow-unencrypted`; `remote status URL` shows the server's view; `--resync` runs.
+  @Test func urlsThatCannotWorkFailAtOnceAndTheServerViewIsShown() async throws {
+    let fixture = try await ServerFixture(initialized: false)
+    let initRun = try runChild(Self.binary, ["remote", "init", fixture.ownerURL, "--json"])
+    #expect(initRun.status == 0, "\(initRun)")
+    let alice = try fixture.customer("alice")
+    let phone = CLI()
+    try phone.book()
+    for (url, expected) in [
+      ("postgres://alice:hunter2pw@db.example.com:99999/bookings", "port"),
+      ("postgres://alice:hunter2pw@db.example.com/bookings?sslmode=disable", "sslmode=disable"),
+    ] {
+      let started = ContinuousClock.now
+      let run = try phone("push", url, "--retry-for", "60")
+      #expect(run.status == 1 && run.stderr.contains(expected), "\(run)")
+      #expect(!run.stderr.contains("hunter2pw") && !run.stdout.contains("hunter2pw"))
+      #expect(!run.stderr.contains("retrying"), "\(run)")
+      #expect(ContinuousClock.now - started < .seconds(30))
+    }
+    #expect(try phone("push", alice.url, "--json").status == 0)
+    let status = try phone.json("remote", "status", alice.url, "--json")
+    let server = try #require(status["server"] as? [String: Any])
+    #expect(server["schemaVersion"] as? Int == ServerSchema.latestVersion)
+    #expect(server["upgradeAvailable"] as? Bool == false)
+    #expect(server["head"] as? Int == 1 && server["pushedThrough"] as? Int == 3, "\(server)")
+    #expect((server["owner"] as? String)?.hasPrefix("role:") == true)
+    let missing = try phone("remote", "status", "--server")
+    #expect(missing.status == 64 && missing.stderr.contains("EVENTLOG_REMOTE"), "\(missing)")
+    let resync = try phone("pull", alice.url, "--resync", "--json")
+    #expect(resync.status == 0, "\(resync)")
+    #expect(try phone.json("remote", "status", "--json")["diverged"] is NSNull)
   }
 }
 

@@ -211,7 +211,10 @@ struct ConvergenceModelCheckTests {
     defer { superuser.close() }
     func serverIDs(_ owner: String) throws -> [String] {
       let rows = try superuser.query(
-        "SELECT id FROM eventlog.events WHERE owner = $1 ORDER BY position", [.text(owner)], purpose: "check")
+        """
+        SELECT id FROM eventlog.events
+        WHERE owner = 'role:' || (SELECT oid FROM pg_roles WHERE rolname = $1)::text ORDER BY position
+        """, [.text(owner)], purpose: "check")
       return try (0..<rows.count).map { try rows.string($0, "id").lowercased() }
     }
     let aliceOnServer = try serverIDs("alice")

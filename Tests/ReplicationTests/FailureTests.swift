@@ -19,7 +19,8 @@ struct FailureTests {
     _ = try await phone.book(try await phone.addRestaurant())
     let started = ContinuousClock.now
     let error = await #expect(throws: PostgresError.self) { try await phone.push() }
-    #expect(ContinuousClock.now - started < .seconds(3), "a wrong password is not retried")
+    // Not retried for the budget (60 s): it fails as soon as the server says no.
+    #expect(ContinuousClock.now - started < .seconds(20), "a wrong password is not retried")
     #expect(error?.description.contains("password authentication failed") == true)
     #expect(error?.description.contains(secret) == false)
     #expect(try phone.replicator.status().pending == 1)
@@ -49,31 +50,71 @@ struct FailureTests {
     }
     #expect(last.contains("cannot connect"))
     #expect(try phone.replicator.status().pending == 1)
-    // Back up: the same push goes through, once.
+    // Back up: the same push goes through, once (with the usual budget: one second is short
+    // for a server that has just started, on a loaded machine).
     try server.start()
-    #expect(try await phone.push().pushed == 1)
+    let patient = Replicator(store: phone.store, transport: phone.transport, options: Device.quickOptions)
+    #expect(try await patient.push().pushed == 1)
   }
 
-  @Test func aServerThatLostEventsThisDevicePulledIsReportedNotPaperedOver() async throws {
+  /// Finding 3 of issue 21: a server restored from an older backup. The tablet had pulled
+  /// both events; the server lost the second and a phone pushes a new event at its position. The
+  /// tablet's pull says so (the server holds another event at its cursor), records it, and keeps
+  /// refusing until a resync; the phone pushes again from the server's lower mark.
+  @Test func aServerRestoredFromAnOlderBackupIsReportedUntilAResyncAndLosesNothing() async throws {
     let fixture = try await ServerFixture()
     let customer = try fixture.customer()
     let phone = try Device(customer)
     let tablet = try Device(customer)
     let restaurant = try await phone.addRestaurant()
-    _ = try await phone.book(restaurant)
-    _ = try await phone.book(restaurant)
+    let first = try await phone.book(restaurant)
+    let second = try await phone.book(restaurant)
     _ = try await phone.push()
     _ = try await tablet.pull()
-    // As if the server were restored from a backup older than the tablet's pull.
+    // The server is restored from a backup taken when it held the first event only (the phone's
+    // mark as it was then).
     try fixture.superuser(
       """
       ALTER TABLE eventlog.events DISABLE TRIGGER events_append_only;
       DELETE FROM eventlog.events WHERE position = 2;
       ALTER TABLE eventlog.events ENABLE TRIGGER events_append_only;
       """)
+    try fixture.superuser(
+      """
+      UPDATE eventlog.device_marks d SET pushed_through = e.origin_sequence, last_sequence = e.origin_sequence,
+        last_id = e.id FROM eventlog.events e WHERE e.position = 1 AND e.owner = d.owner
+      """)
+    // A third device pushes meanwhile: its event takes position 2 again.
+    let laptop = try Device(customer)
+    try await laptop.addRestaurant(id: restaurant)
+    _ = try await laptop.pull()
+    let third = try await laptop.book(restaurant, name: "Laptop")
+    #expect(try await laptop.push().pushed == 1)
+
     let error = await #expect(throws: ReplicationError.self) { try await tablet.pull() }
-    #expect(error?.description.contains("lost events") == true)
-    #expect(try tablet.replicator.status().cursor == 2)
+    #expect(
+      error?.description.contains("no longer holds what this device replicated") == true,
+      "\(String(describing: error))")
+    #expect(try tablet.replicator.status().diverged != nil)
+    // It keeps saying so: nothing is pulled or pushed until a resync.
+    let again = await #expect(throws: ReplicationError.self) { try await tablet.pull() }
+    #expect(again?.description.contains("--resync") == true)
+    await #expect(throws: ReplicationError.self) { try await tablet.push() }
+
+    // The phone's server mark is below its own: it pushes the lost event again.
+    let phonePush = try await phone.push()
+    #expect(phonePush.pushed == 1 && phonePush.alreadyStored == 0, "\(phonePush)")
+    try await tablet.replicator.resync()
+    _ = try await tablet.push()
+    let pulled = try await tablet.pull()
+    #expect(pulled.pulled == 1, "\(pulled)")
+    let everyone = Set([first.id, second.id, third.id])
+    for device in [phone, laptop, tablet] {
+      _ = try await device.pull()
+      #expect(Set(try await device.allBookings().map(\.id)) == everyone)
+      try device.expectHealthy()
+    }
+    #expect(try tablet.replicator.status().diverged == nil)
   }
 
   @Test func aPermanentRejectionIsRecordedAndTheEventsAfterItStillGo() async throws {
@@ -105,7 +146,7 @@ struct FailureTests {
     let status = try bobsPhone.replicator.status()
     #expect(status.rejected.map(\.sequence) == [3])
     #expect(status.rejected.first?.id == alicesEvent.id)
-    #expect(status.rejected.first?.reason.contains("events_id_key") == true)
+    #expect(status.rejected.first?.reason.contains("the event ID is taken") == true)
     // Not pushed again, and Alice's log is untouched.
     #expect(try await bobsPhone.push().rejected == 0)
     #expect(try serverEventIDs(fixture, owner: alice.role) == [alicesEvent.id])
@@ -128,9 +169,10 @@ struct FailureTests {
       OutgoingEvent(
         RecordedEvent(
           sequence: seq, id: UUID(), stream: stream, version: 1, type: type, schemaVersion: version,
-          recordedAt: Date(), metadata: EventMetadata(origin: "app 2.0"), payload: payload))
+          recordedAt: Date(), metadata: EventMetadata(origin: "app 2.0"), payload: []),
+        payload: Array(#"{"$binary":"\#(Data(payload).base64EncodedString())"}"#.utf8))
     }
-    let device = UUID()
+    let device = DeviceCredentials.random()
     _ = try await newer.transport.push(
       [
         foreign("BookingMoved", 1, [1, 2, 3], on: RestaurantBookingStreams.booking(booking.id), seq: 1),

@@ -70,11 +70,12 @@ struct OrderingTests {
     let held = try PostgresConnection(PostgresConfiguration(url: customer.url))
     let event = try #require(try slow.store.events(from: 1).last)
     try held.execute("BEGIN", purpose: "hold a push open")
+    let device = DeviceCredentials.random()
     try held.query(
-      "SELECT * FROM eventlog.push($1, $2, $3::jsonb)",
+      "SELECT * FROM eventlog_api.push($1, $2, $3, $4::jsonb)",
       [
-        .uuid(try #require(slow.store.deviceID)), .integer(2),
-        .text(PostgresTransport.json([OutgoingEvent(event)])),
+        .uuid(device.id), .text(device.key), .integer(2),
+        .text(String(decoding: ReplicationWire.events([try slow.outgoing(event)]), as: UTF8.self)),
       ],
       purpose: "push, held open")
 

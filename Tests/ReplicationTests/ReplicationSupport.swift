@@ -27,14 +27,18 @@ struct ServerFixture: Sendable {
   let owner: String
   let ownerPassword: String
 
-  /// A fresh database; `initialized` runs `remote init` on it as its owner.
-  init(initialized: Bool = true) async throws {
+  /// A fresh database; `initialized` runs `remote init` on it as its owner, telling the server
+  /// the app's replicated streams (an empty list: the server accepts every stream).
+  init(
+    initialized: Bool = true,
+    replicatedStreamPrefixes: [String] = RestaurantBookingSchema.replicatedStreamPrefixes
+  ) async throws {
     server = try PostgresTestServer.shared()
     (database, owner, ownerPassword) = try server.createDatabase()
     if initialized {
       let transport = try PostgresTransport(url: ownerURL)
       defer { transport.close() }
-      _ = try await transport.initializeSchema()
+      _ = try await transport.initializeSchema(replicatedStreamPrefixes: replicatedStreamPrefixes)
     }
   }
 
@@ -73,20 +77,18 @@ final class Device: Sendable {
     at directory: TemporaryDirectory = TemporaryDirectory("device")
   ) throws {
     self.directory = directory
-    store = try EventStore(
-      path: directory.environment(), projections: RestaurantBookingSchema.projections,
-      admission: RestaurantBookingSchema.admission, options: .fast)
+    store = try EventStore(path: directory.environment(), schema: .restaurantBooking, options: .fast)
     transport = try PostgresTransport(url: customer.url, statementTimeout: .seconds(20))
-    replicator = Replicator(
-      store: store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated, options: options
-    )
+    replicator = Replicator(store: store, transport: transport, options: options)
   }
 
   deinit { transport.close() }
 
   static var quickOptions: ReplicationOptions {
     var options = ReplicationOptions()
-    options.retryFor = .seconds(5)
+    // The deadline of a whole push or pull, not only of its retries: generous, for a loaded
+    // machine; the tests of the budget itself set their own.
+    options.retryFor = .seconds(60)
     options.initialBackoff = .milliseconds(20)
     options.maximumBackoff = .milliseconds(200)
     options.pollInterval = .milliseconds(300)
@@ -112,6 +114,16 @@ final class Device: Sendable {
   }
 
   func push() async throws -> PushSummary { try await replicator.push() }
+
+  /// The outgoing form of this device's replicated events, with their payloads' JSON.
+  func outgoing() throws -> [OutgoingEvent] {
+    try store.events(from: 1).filter { RestaurantBookingSchema.isReplicated($0.stream) }.map(outgoing)
+  }
+
+  /// The outgoing form of `event`, with its payload's JSON as a push sends it.
+  func outgoing(_ event: RecordedEvent) throws -> OutgoingEvent {
+    OutgoingEvent(event, payload: Array(try #require(try RestaurantBookingSchema.eventTypes.json(of: event))))
+  }
   func pull() async throws -> PullSummary { try await replicator.pull() }
 
   /// The bookings, as the repository returns them.
@@ -125,12 +137,25 @@ final class Device: Sendable {
   }
 }
 
+extension DeviceCredentials {
+  /// A device of its own, with a fresh key.
+  static func random() -> DeviceCredentials {
+    DeviceCredentials(
+      id: UUID(), key: (0..<4).map { _ in UUID().uuidString.replacingOccurrences(of: "-", with: "") }.joined()
+    )
+  }
+}
+
 /// The number of events of `role` on the server (as the superuser sees them).
 func serverEventIDs(_ fixture: ServerFixture, owner: String) throws -> [UUID] {
   let connection = try PostgresConnection(
     PostgresConfiguration(url: fixture.server.url(database: fixture.database)))
   defer { connection.close() }
+  // Owners are keyed on the role's OID (schema version 3), which survives a rename.
   let rows = try connection.query(
-    "SELECT id FROM eventlog.events WHERE owner = $1 ORDER BY position", [.text(owner)], purpose: "count")
+    """
+    SELECT id FROM eventlog.events
+    WHERE owner = 'role:' || (SELECT oid FROM pg_roles WHERE rolname = $1)::text ORDER BY position
+    """, [.text(owner)], purpose: "count")
   return try (0..<rows.count).map { try rows.uuid($0, "id") }
 }

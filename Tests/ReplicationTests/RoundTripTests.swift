@@ -81,9 +81,8 @@ struct RoundTripTests {
     let phone = try Device(customer)
     let restaurant = try await phone.addRestaurant()
     for index in 0..<3 { _ = try await phone.book(restaurant, name: "Guest \(index)") }
-    let events = try phone.store.events(from: 1).filter { RestaurantBookingSchema.isReplicated($0.stream) }
-      .map(OutgoingEvent.init)
-    let device = try #require(phone.store.deviceID)
+    let events = try phone.outgoing()
+    let device = try await phone.replicator.deviceCredentials()
     let first = try await phone.transport.push(events, device: device, through: 4)
     let second = try await phone.transport.push(events, device: device, through: 4)
     #expect(first == [.stored(position: 1), .stored(position: 2), .stored(position: 3)])
@@ -100,9 +99,9 @@ struct RoundTripTests {
     _ = try await phone.book(restaurant)
     _ = try await phone.book(restaurant)
     // The server's transaction commits, then the device dies before it records the mark.
-    let events = try phone.store.events(from: 1).filter { RestaurantBookingSchema.isReplicated($0.stream) }
-      .map(OutgoingEvent.init)
-    _ = try await phone.transport.push(events, device: try #require(phone.store.deviceID), through: 3)
+    let events = try phone.outgoing()
+    _ = try await phone.transport.push(
+      events, device: try await phone.replicator.deviceCredentials(), through: 3)
     let summary = try await phone.push()
     #expect(
       summary.pushed == 0 && summary.alreadyStored == 0 && summary.pushedThrough == 3 && summary.pending == 0)

@@ -26,7 +26,7 @@ struct ServerSchemaTests {
     defer { transport.close() }
     // A next version that changes what the functions take: it raises clients_from to itself.
     let next = """
-      ALTER TABLE eventlog.devices ADD COLUMN label text;
+      ALTER TABLE eventlog.device_marks ADD COLUMN label text;
       UPDATE eventlog.schema_info SET clients_from = \(ServerSchema.latestVersion + 1);
       """
     _ = try await transport.initializeSchema(migrations: ServerSchema.migrations)
@@ -47,7 +47,7 @@ struct ServerSchemaTests {
     let transport = try PostgresTransport(url: fixture.ownerURL)
     defer { transport.close() }
     // A next version that changes only how things work: clients_from stays.
-    let next = "ALTER TABLE eventlog.devices ADD COLUMN label text"
+    let next = "ALTER TABLE eventlog.device_marks ADD COLUMN label text"
     _ = try await transport.initializeSchema(migrations: ServerSchema.migrations + [next])
     try await transport.checkSchema()
     let device = try Device(try fixture.customer())
@@ -56,25 +56,52 @@ struct ServerSchemaTests {
     #expect(try await device.push().pushed == 1)
   }
 
-  @Test func aVersion1ServerServesThisBuildAndIsUpgradedInPlace() async throws {
+  /// Version 3 changed what the functions take and return: a version 2 server is refused as
+  /// too old (nothing is marked), and `remote init` upgrades it in place: its events keep their
+  /// positions, their binary payloads become `{"$binary": …}` and come back as the same bytes,
+  /// and their owner moves from the role's name to its OID.
+  @Test func aVersion2ServerIsRefusedThenUpgradedInPlaceWithItsEvents() async throws {
     let fixture = try await ServerFixture(initialized: false)
     let owner = try PostgresTransport(url: fixture.ownerURL)
     defer { owner.close() }
-    _ = try await owner.initializeSchema(migrations: Array(ServerSchema.migrations.prefix(1)))
+    _ = try await owner.initializeSchema(migrations: Array(ServerSchema.migrations.prefix(2)))
     let customer = try fixture.customer()
     let phone = try Device(customer)
     let restaurant = try await phone.addRestaurant()
     let first = try await phone.book(restaurant, name: "Ada")
-    #expect(try await phone.push().pushed == 1)
+    // What a version 2 client sent: the binary payload in base64, the time in microseconds.
+    let event = try #require(try phone.store.events(from: 1).last)
+    let sql = try PostgresConnection(PostgresConfiguration(url: customer.url))
+    try sql.query(
+      """
+      SELECT * FROM eventlog.push($1::uuid, 2, jsonb_build_array(jsonb_build_object('id', $2::text, 'seq', 2,
+        'stream', $3::text, 'type', $4::text, 'schemaVersion', 1, 'payload', $5::text,
+        'recordedAt', $6::bigint, 'metadata', jsonb_strip_nulls(jsonb_build_object('origin', $7::text,
+        'correlationID', $8::text)))))
+      """,
+      [
+        .uuid(UUID()), .uuid(event.id), .text(event.stream.rawValue), .text(event.type),
+        .text(Data(event.payload).base64EncodedString()), .integer(event.recordedAt.microsecondsSince1970),
+        .text(event.metadata.origin), event.metadata.correlationID.map(PostgresValue.uuid) ?? .null,
+      ], purpose: "push as a version 2 client")
+    await #expect(
+      throws: ReplicationError.schemaTooOld(server: phone.transport.server, found: 2, required: 3)
+    ) { try await phone.push() }
 
     let upgrade = try await owner.initializeSchema()
-    #expect(upgrade.from == 1 && upgrade.to == ServerSchema.latestVersion)
-    let second = try await phone.book(restaurant, name: "Grace")
-    #expect(try await phone.push().pushed == 1)
+    #expect(upgrade.from == 2 && upgrade.to == ServerSchema.latestVersion && !upgrade.api)
     let tablet = try Device(customer)
     try await tablet.addRestaurant(id: restaurant)
-    #expect(try await tablet.pull().pulled == 2)
-    #expect(Set(try await tablet.allBookings().map(\.id)) == [first.id, second.id])
+    let pulled = try await tablet.pull()
+    let status = try tablet.replicator.status()
+    #expect(pulled.pulled == 1 && pulled.unreadable == 0, "\(pulled) \(status)")
+    #expect(try tablet.store.event(at: 2)?.payload == event.payload)
+    #expect(try await tablet.allBookings().map(\.id) == [first.id])
+    // The phone's mark of version 2 is gone: it pushes again, and the server knows the event (its
+    // payload as JSON now, the server's as binary: not a conflict).
+    let push = try await phone.push()
+    #expect(push.pushed == 0 && push.alreadyStored == 1 && push.rejected == 0, "\(push)")
+    #expect(try serverEventIDs(fixture, owner: customer.role) == [event.id])
   }
 
   /// The schema's push looks each ID of a batch up on its own. Version 1's lookup, planned by
@@ -93,10 +120,12 @@ struct ServerSchemaTests {
     let connection = try PostgresConnection(PostgresConfiguration(url: try fixture.customer().url))
     let device = UUID()
     let batch = 500
+    let key = String(repeating: "k", count: 64)
     let push = """
-      SELECT count(*) AS outcomes FROM eventlog.push($1::uuid, $2::bigint, (
+      SELECT count(*) AS outcomes FROM eventlog_api.push($1::uuid, '\(key)', $2::bigint, (
         SELECT jsonb_agg(jsonb_build_object('id', gen_random_uuid(), 'seq', g, 'stream', 'booking-' || g,
-          'type', 'BookingCreated', 'schemaVersion', 1, 'payload', '', 'recordedAt', 0) ORDER BY g)
+          'type', 'BookingCreated', 'schemaVersion', 1, 'payload', '{}'::jsonb, 'recordedAt', 0,
+          'metadata', jsonb_build_object('origin', 'test')) ORDER BY g)
         FROM generate_series($3::bigint, $2::bigint) g))
       """
     func pushBatch(_ index: Int) throws {

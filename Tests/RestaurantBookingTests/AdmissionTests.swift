@@ -18,12 +18,14 @@ struct AdmissionTests {
     )
   }
 
-  func created(name: String = "Ada", restaurant: String = "Pasta", id: UUID = Self.id) throws -> NewEvent {
+  func created(
+    name: String = "Ada", restaurant: String = "Pasta", id: UUID = Self.id, party: Int = 99
+  ) throws -> NewEvent {
     try NewEvent(
       BookingCreated(
         bookingID: id, restaurantID: UUID(), restaurantName: restaurant,
         date: Date(timeIntervalSince1970: 4e9),
-        partySize: 99, customerName: name, notes: nil, createdAt: Date(timeIntervalSince1970: 1e9)))
+        partySize: party, customerName: name, notes: nil, createdAt: Date(timeIntervalSince1970: 1e9)))
   }
 
   @Test func aWellFormedBookingIsAdmittedWhateverItsPartySizeOrDate() throws {
@@ -107,11 +109,29 @@ struct AdmissionTests {
     }
   }
 
-  @Test func aCreateOpensItsStreamAndADeleteFollowsIt() throws {
+  /// Issue 21: a stream may hold events the projections skip (a newer app's, or one breaking
+  /// the rules), which give the later events higher versions; no verdict depends on a version,
+  /// so a booking with such an event before or after it still reads, and still deletes.
+  @Test func noVerdictDependsOnTheEventsVersionInItsStream() throws {
     let stream = RestaurantBookingStreams.booking(Self.id)
-    #expect(admission.verdict(for: recorded(try created(), stream: stream, version: 2)).isAdmitted == false)
+    #expect(admission.verdict(for: recorded(try created(), stream: stream, version: 2)) == .admitted)
     let deleted = try NewEvent(BookingDeleted(bookingID: Self.id))
-    #expect(admission.verdict(for: recorded(deleted, stream: stream, version: 1)).isAdmitted == false)
+    #expect(admission.verdict(for: recorded(deleted, stream: stream, version: 1)) == .admitted)
+  }
+
+  /// Issue 21: another device's party of 0, of a negative or of a huge size is no booking,
+  /// whatever the app version's own range; both admission paths say so.
+  @Test(arguments: [0, -3, 1_001, Int.max, Int.min])
+  func aPartyOutsideThePossibleSizesIsInvalid(party: Int) throws {
+    let stream = RestaurantBookingStreams.booking(Self.id)
+    let event = recorded(try created(party: party), stream: stream)
+    guard case .invalid(let reason) = admission.verdict(for: event) else {
+      Issue.record("a party of \(party) was admitted")
+      return
+    }
+    #expect(reason.contains("party of \(party)"))
+    #expect(admission.decodedVerdict(for: event) == admission.verdict(for: event))
+    #expect(admission.verdict(for: recorded(try created(party: 1_000), stream: stream)) == .admitted)
   }
 
   @Test(arguments: ["", "  ", "\n"])

@@ -36,4 +36,96 @@ struct SchemaTests {
   func projections() {
     #expect(RestaurantBookingSchema.projections.map(\.name) == ["restaurants", "bookings"])
   }
+
+  @Test("the domain is one schema value: its types, projections, rules, shared streams and stream names")
+  func schemaValue() {
+    let schema = AppSchema.restaurantBooking
+    #expect(schema.name == "restaurant-booking")
+    #expect(schema.eventTypes.typeNames == RestaurantBookingSchema.eventTypes.typeNames)
+    #expect(schema.replicatedStreams == StreamSelection(prefixes: ["booking-"]))
+    #expect(schema.isReplicated(RestaurantBookingStreams.booking(UUID())))
+    #expect(!schema.isReplicated(RestaurantBookingStreams.catalog))
+    let id = UUID()
+    #expect(
+      schema.streamNames.displayed(RestaurantBookingStreams.booking(id)) == "booking-\(id.lowercasedString)")
+    #expect(
+      schema.streamNames.stored("booking-\(id.lowercasedString)") == RestaurantBookingStreams.booking(id))
+  }
+
+  @Test("composed with another entity's schema, each keeps its own rules; a type neither knows is unreadable")
+  func composedWithAnotherEntity() throws {
+    let app = AppSchema(name: "app", composing: [.restaurantBooking, Notes.schema])
+    #expect(app.projections.map(\.name) == ["restaurants", "bookings", "notes"])
+    #expect(app.isReplicated(RestaurantBookingStreams.booking(UUID())) && app.isReplicated("note-1"))
+    let admission = app.admission
+    let id = UUID()
+    let created = try NewEvent(
+      BookingCreated(
+        bookingID: id, restaurantID: UUID(), restaurantName: "Pasta", date: Date(timeIntervalSince1970: 4e9),
+        partySize: 2, customerName: "Ada", notes: nil, createdAt: Date(timeIntervalSince1970: 1e9)))
+    // The booking rules: a booking on its own stream is admitted, on a note's stream it is not.
+    #expect(
+      admission.verdict(for: Notes.recorded(created, stream: RestaurantBookingStreams.booking(id)))
+        == .admitted)
+    guard case .invalid(let reason) = admission.verdict(for: Notes.recorded(created, stream: "note-1")) else {
+      Issue.record("a booking on a note's stream was admitted")
+      return
+    }
+    #expect(reason.contains("belongs on"))
+    // The notes' rules: a note on its stream is admitted, a blank one is not; the booking rules
+    // are not asked about notes (a note may live on any `note-` stream).
+    #expect(
+      admission.verdict(for: Notes.recorded(try NewEvent(NoteWritten(text: "hi")), stream: "note-1"))
+        == .admitted)
+    #expect(
+      admission.verdict(for: Notes.recorded(try NewEvent(NoteWritten(text: " ")), stream: "note-1"))
+        == .invalid(reason: "a note must not be blank"))
+    #expect(
+      admission.verdict(for: Notes.recorded(try NewEvent(NoteWritten(text: "hi")), stream: "booking-x"))
+        == .invalid(reason: "a note belongs on a note- stream"))
+    // Neither registers it.
+    let unknown = NewEvent(
+      id: UUID(), type: "ReviewPosted", schemaVersion: 1, payload: [1], metadata: EventMetadata())
+    #expect(
+      admission.verdict(for: Notes.recorded(unknown, stream: "review-1"))
+        == .unreadable(reason: "this build does not know the event type 'ReviewPosted'"))
+  }
+}
+
+/// A second entity for composition: notes on `note-…` streams, never blank.
+private enum Notes {
+  static let schema = AppSchema(
+    name: "notes", eventTypes: [NoteWritten.self], projections: [projection], admission: NoteRules(),
+    replicatedStreams: StreamSelection(prefixes: ["note-"]))
+
+  static let projection = TableProjection<NoteRow>(
+    name: "notes", version: 1, primaryKey: .text(\.text),
+    handlers: [.create(NoteWritten.self) { NoteRow(text: $0.text) }])
+
+  static func recorded(_ event: NewEvent, stream: StreamID) -> RecordedEvent {
+    RecordedEvent(
+      sequence: 1, id: event.id, stream: stream, version: 1, type: event.type,
+      schemaVersion: event.schemaVersion,
+      recordedAt: Date(), metadata: event.metadata, payload: event.payload)
+  }
+}
+
+private struct NoteWritten: EventPayload {
+  static let eventType = "NoteWritten"
+  var text: String
+}
+
+private struct NoteRow: TableRow, Codable {
+  var text: String
+}
+
+private struct NoteRules: EventAdmission {
+  func verdict(for event: RecordedEvent) -> EventVerdict {
+    guard let note = try? event.decode(NoteWritten.self) else { return .invalid(reason: "does not decode") }
+    if !event.stream.rawValue.hasPrefix("note-") {
+      return .invalid(reason: "a note belongs on a note- stream")
+    }
+    return note.text.trimmingCharacters(in: .whitespaces).isEmpty
+      ? .invalid(reason: "a note must not be blank") : .admitted
+  }
 }

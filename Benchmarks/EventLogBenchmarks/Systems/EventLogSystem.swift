@@ -5,7 +5,7 @@ import ReplicationPostgres
 import RestaurantBooking
 
 /// `eventlog`: the library through its public API, as users run it: checksums, ID and stream
-/// indexes, idempotency, inline projections (`RestaurantBookingSchema.projections`), durable
+/// indexes, idempotency, inline projections (`AppSchema.restaurantBooking`'s), durable
 /// commits; the repositories for `sync.diff` and `read.all`; `Replicator` through
 /// `PostgresTransport` for the replicate workloads, as `eventlog push` and `eventlog pull` run it.
 struct EventLogSystem: BenchmarkSystem {
@@ -13,7 +13,7 @@ struct EventLogSystem: BenchmarkSystem {
     var options = EventStore.Options()
     options.mapSize = BenchmarkDefaults.mapSize
     options.durability = durable ? .durable : .noSync
-    return try EventStore(path: path, projections: RestaurantBookingSchema.projections, options: options)
+    return try EventStore(path: path, schema: .restaurantBooking, options: options)
   }
 
   /// A replicator of `store` over libpq to `url`, connected and with the server's schema checked,
@@ -22,8 +22,7 @@ struct EventLogSystem: BenchmarkSystem {
     store: EventStore, url: String
   ) async throws -> (Replicator, PostgresTransport) {
     let transport = try PostgresTransport(url: url)
-    let replicator = Replicator(
-      store: store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated)
+    let replicator = Replicator(store: store, transport: transport)
     try await replicator.checkServer()
     return (replicator, transport)
   }

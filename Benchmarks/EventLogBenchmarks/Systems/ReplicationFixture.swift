@@ -32,10 +32,7 @@ enum ReplicationFixture {
     var options = EventStore.Options()
     options.mapSize = BenchmarkDefaults.mapSize
     options.durability = durable ? .durable : .noSync
-    return try EventStore(
-      path: path, projections: RestaurantBookingSchema.projections,
-      admission: RestaurantBookingSchema.admission,
-      options: options)
+    return try EventStore(path: path, schema: .restaurantBooking, options: options)
   }
 
   /// Builds the fixture of `workload` at `path` (not measured).
@@ -50,9 +47,7 @@ enum ReplicationFixture {
     let database = try ReplicationDatabase.create(on: server, for: try BenchmarkServer.customer(on: server))
     let transport = try PostgresTransport(url: database.url(on: server))
     defer { transport.close() }
-    let summary = try await Replicator(
-      store: store, transport: transport, isReplicated: RestaurantBookingSchema.isReplicated
-    ).push()
+    let summary = try await Replicator(store: store, transport: transport).push()
     guard summary.pushed == size else {
       throw BenchmarkServer.Failure(
         description: "the pull fixture's push stored \(summary.pushed) of \(size) events")
@@ -88,7 +83,7 @@ enum ReplicationFixture {
     /// (``ReplicationDatabase/pushOutcome(on:)``) and the local pushed mark; then the database is
     /// dropped.
     func finish(stored: Int) throws -> String {
-      let local = try LocalReplica(store: store, isReplicated: RestaurantBookingSchema.isReplicated)
+      let local = try LocalReplica(store: store)
         .pushedThrough()
       let line = "pushed=\(stored) " + (try database.pushOutcome(on: server)) + " localMark=\(local)"
       try database.drop(on: server)
@@ -128,7 +123,7 @@ enum ReplicationFixture {
   /// event (sequence, ID, stream, version, type, schema version, payload, metadata, recorded-at)
   /// with where the pull recorded it came from (server position, origin device and sequence).
   static func pullOutcome(_ store: EventStore) throws -> String {
-    let replica = LocalReplica(store: store, isReplicated: RestaurantBookingSchema.isReplicated)
+    let replica = LocalReplica(store: store)
     var hash = FNV1a64()
     var count = 0
     try store.forEachEvent { event in

@@ -47,6 +47,9 @@ public struct SkippedEvent: Sendable, Hashable {
     case unreadable = 1
     /// It breaks the domain's rules (``EventVerdict/invalid(reason:)``).
     case invalid = 2
+    /// A projection refused it (threw) when it came from elsewhere: it stays skipped, whatever
+    /// a later admission says, since folding it failed.
+    case refused = 3
   }
 
   /// The event's sequence number.

@@ -31,6 +31,11 @@ public struct EventTypeRegistry: Sendable {
       decode: { event in try event.decode(E.self) })
   }
 
+  /// Adds every type of `other`; a type registered in both keeps `other`'s registration.
+  public mutating func merge(_ other: EventTypeRegistry) {
+    entries.merge(other.entries) { _, theirs in theirs }
+  }
+
   /// Whether this build can read `event`: ``EventVerdict/unreadable(reason:)`` for a type it does
   /// not register or a schema version newer than the registered type's,
   /// ``EventVerdict/invalid(reason:)`` for a payload that does not decode (through the upcaster

@@ -169,16 +169,31 @@ extension EventStore {
   /// The first entry where `replay` and the live projections differ, or `nil` when they are equal.
   ///
   /// If events were appended since the replay, they are folded into `replay` first (in the same
-  /// read transaction as the comparison), so the two are compared at the same point.
+  /// read transaction as the comparison), so the two are compared at the same point. Only the
+  /// projections the environment holds are compared: ``uncheckedProjections()`` names the others
+  /// (another app's, and ``absentProjections``).
   public func firstDifference(from replay: ReplayResult) throws -> ProjectionDifference? {
+    try firstDifference(from: replay, skipping: [])
+  }
+
+  /// ``firstDifference(from:)`` of the projections not named in `skipped`.
+  func firstDifference(
+    from replay: ReplayResult, skipping skipped: Set<String>
+  ) throws -> ProjectionDifference? {
     try storage {
       try environment.read { txn in
         let head = try WriteBatch.head(in: txn, events: schema.events)
         try replay.advance(through: head, in: txn, schema: schema)
-        for projection in projections {
+        for projection in projections
+        where projectionDatabases[projection.name] != nil && !skipped.contains(projection.name) {
           let stored = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)
           let checkpoint = stored?.resolved(atHead: head)
-          if checkpoint?.sequence != head || checkpoint?.version != projection.version {
+          // An empty log without checkpoints (created, then stopped before its first commit
+          // finished) is compared by its tables alone.
+          let emptyWithoutCheckpoint = stored == nil && head == 0
+          if !emptyWithoutCheckpoint
+            && (checkpoint?.sequence != head || checkpoint?.version != projection.version)
+          {
             return ProjectionDifference(
               projection: projection.name, table: "(checkpoint)", key: Array(projection.name.utf8),
               replayed: Schema.encode(.init(version: projection.version, sequence: head)),

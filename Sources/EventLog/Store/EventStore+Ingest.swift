@@ -56,7 +56,8 @@ public struct StateChange: Sendable, Hashable {
 extension EventStore {
   /// Stores events recorded elsewhere, each on its own: one that is stored already (by its ID)
   /// is not stored again, one that cannot be stored is refused, and one the store's
-  /// ``admission`` does not admit is stored but skipped by the projections. All of it, and the
+  /// ``admission`` does not admit, or that a projection refuses (it throws), is stored but
+  /// skipped by the projections, so no event from elsewhere can wedge the log. All of it, and the
   /// state changes `updatingState` derives from the outcomes, commit in one write transaction:
   /// a crash leaves the state before or after, never between.
   ///
@@ -71,8 +72,7 @@ extension EventStore {
   ///     commit with the events. It must not block.
   /// - Returns: an outcome per event, in order.
   /// - Throws: ``EventStoreError/unexpectedHead(path:expected:actual:)``,
-  ///   ``EventStoreError/readOnly(path:)``, a storage error, or a projection's failure on an
-  ///   admitted event (then nothing is stored).
+  ///   ``EventStoreError/readOnly(path:)``, or a storage error (then nothing is stored).
   /// - Complexity: O(k log n) for k events.
   @discardableResult
   public func ingest(
@@ -80,32 +80,50 @@ extension EventStore {
     updatingState: @escaping @Sendable ([IngestOutcome]) -> [StateChange] = { _ in [] }
   ) async throws -> [IngestOutcome] {
     let outcomes = try await exclusive { [self] () throws -> [IngestOutcome] in
-      try storage {
-        try environment.write { txn in
-          var batch = try WriteBatch(store: self, transaction: txn)
-          if let expectingHead, batch.head != expectingHead {
-            throw EventStoreError.unexpectedHead(path: path, expected: expectingHead, actual: batch.head)
-          }
-          let outcomes = try batch.ingest(events, admission: admission)
-          if allOrNothing {
-            for (event, outcome) in zip(events, outcomes) {
-              switch outcome {
-              case .refused(let reason):
-                throw EventStoreError.invalidEvent(id: event.event.id, reason: reason)
-              case .alreadyPresent(let sequence):
-                throw EventStoreError.partiallyStoredAppend(id: event.event.id, sequence: sequence)
-              case .stored, .skipped: break
-              }
-            }
-          }
-          try batch.finish()
-          try self.apply(updatingState(outcomes), in: txn)
-          return outcomes
+      // A projection that throws on an event aborts the transaction; the event is then stored
+      // as invalid in the next attempt (at most one attempt more per event).
+      var failing: [UUID: String] = [:]
+      while true {
+        do {
+          return try ingestOnce(
+            events, expectingHead: expectingHead, allOrNothing: allOrNothing,
+            failing: failing, updatingState: updatingState)
+        } catch let failure as IngestProjectionFailure where failing[failure.id] == nil {
+          failing[failure.id] = failure.reason
         }
       }
     }
     if let last = outcomes.compactMap(\.sequence).max() { notifier.publish(max(last, try head())) }
     return outcomes
+  }
+
+  private func ingestOnce(
+    _ events: [IngestedEvent], expectingHead: UInt64?, allOrNothing: Bool, failing: [UUID: String],
+    updatingState: @escaping @Sendable ([IngestOutcome]) -> [StateChange]
+  ) throws -> [IngestOutcome] {
+    try storage {
+      try environment.write { txn in
+        var batch = try WriteBatch(store: self, transaction: txn)
+        if let expectingHead, batch.head != expectingHead {
+          throw EventStoreError.unexpectedHead(path: path, expected: expectingHead, actual: batch.head)
+        }
+        let outcomes = try batch.ingest(events, admission: admission, failing: failing)
+        if allOrNothing {
+          for (event, outcome) in zip(events, outcomes) {
+            switch outcome {
+            case .refused(let reason):
+              throw EventStoreError.invalidEvent(id: event.event.id, reason: reason)
+            case .alreadyPresent(let sequence):
+              throw EventStoreError.partiallyStoredAppend(id: event.event.id, sequence: sequence)
+            case .stored, .skipped: break
+            }
+          }
+        }
+        try batch.finish()
+        try self.apply(updatingState(outcomes), in: txn)
+        return outcomes
+      }
+    }
   }
 
   /// Applies `changes` to the state in one write transaction of their own.
@@ -196,12 +214,14 @@ extension EventStore {
 extension EventStore {
   /// Looks again at every skipped event with `admission` (a newer build may read what an older
   /// one skipped): those it admits now are no longer skipped, and every projection is rebuilt
-  /// (in the batch that follows) so that they are folded in their place in the log.
-  /// - Returns: whether any event was readmitted.
+  /// (in the batch that follows) so that they are folded in their place in the log. Those in
+  /// `refused` (a projection threw on them in an earlier attempt) stay skipped, as invalid.
+  /// - Returns: the sequences readmitted.
   static func readmitSkipped(
-    in txn: WriteTransaction, schema: Schema, admission: any EventAdmission, projections: [any Projection]
-  ) throws -> Bool {
-    guard let skipped = schema.skipped else { return false }
+    in txn: WriteTransaction, schema: Schema, admission: any EventAdmission, projections: [any Projection],
+    refused: [UInt64: String] = [:]
+  ) throws -> [UInt64] {
+    guard let skipped = schema.skipped else { return [] }
     var readmitted: [UInt64] = []
     try txn.withCursor(in: skipped) { cursor in
       var found = try cursor.move(.first)
@@ -210,11 +230,20 @@ extension EventStore {
         let event = try withUnsafeBytes(of: sequence) { key in
           try txn.withValue(forKey: key, in: schema.events) { try RecordCodec.decode($0, sequence: sequence) }
         }
-        if let event, admission.verdict(for: event).isAdmitted { readmitted.append(sequence) }
+        let kind = cursor.value.first.flatMap(SkippedEvent.Kind.init(rawValue:))
+        if refused[sequence] == nil, kind != .refused, let event, admission.verdict(for: event).isAdmitted {
+          readmitted.append(sequence)
+        }
         found = try cursor.move(.next)
       }
     }
-    guard !readmitted.isEmpty else { return false }
+    for (sequence, reason) in refused {
+      let value = SkippedEvent(sequence: sequence, kind: .refused, reason: reason).encoded
+      try withUnsafeBytes(of: sequence) { k in
+        try value.withUnsafeBytes { try txn.put($0, forKey: k, in: skipped) }
+      }
+    }
+    guard !readmitted.isEmpty else { return [] }
     for sequence in readmitted {
       _ = try withUnsafeBytes(of: sequence) { try txn.delete(forKey: $0, in: skipped) }
     }
@@ -224,6 +253,6 @@ extension EventStore {
         try txn.delete(forKey: $0, in: schema.checkpoints)
       }
     }
-    return true
+    return readmitted
   }
 }

@@ -168,10 +168,25 @@ public final class StoreSnapshot {
     try storage { try WriteBatch.head(in: transaction, events: store.schema.events) }
   }
 
+  /// The current version of `stream` in this snapshot (its number of events, skipped ones
+  /// included); 0 when it does not exist. An append that expects it fails if the stream moved
+  /// after the snapshot.
+  /// - Complexity: O(log n).
+  public func version(of stream: StreamID) throws -> UInt64 {
+    try storage {
+      try WriteBatch.streamVersion(of: Array(stream.rawValue.utf8), in: transaction, schema: store.schema)
+    }
+  }
+
   /// The tables of the projection named `name`.
   /// - Throws: ``EventStoreError/invalidProjection(_:)`` when no such projection is registered.
   public func projection(_ name: String) throws -> ProjectionView {
     guard let databases = store.projectionDatabases[name] else {
+      if store.absentProjections.contains(name) {
+        throw EventStoreError.invalidProjection(
+          "the environment holds no projection '\(name)' (written by an app without it; a writable open builds it)"
+        )
+      }
       throw EventStoreError.invalidProjection("no projection named '\(name)' is registered")
     }
     return ProjectionView(projection: name, backend: .lmdb(transaction, databases))

@@ -24,8 +24,82 @@ public struct VerificationReport: Sendable, Hashable {
   /// rules), at most ``EventStore/maximumReportedProblems``. Skipping them is not a problem: they
   /// are stored as they came and reported here.
   public var skipped: [SkippedEvent] = []
+  /// The projections this build could not check: another app's (in the environment, unknown to
+  /// the store's schema) and the schema's own that the environment does not hold. Not problems.
+  public var uncheckedProjections: [UncheckedProjection] = []
+  /// The events this build could not check against their app's rules, by type: those of types
+  /// (or schema versions) its schema does not read. Not problems.
+  public var uncheckedEvents: [UncheckedEvents] = []
   /// Whether nothing is wrong.
   public var ok: Bool { problems.isEmpty }
+  /// Whether everything was checked: nothing is in ``uncheckedProjections`` or ``uncheckedEvents``.
+  public var isComplete: Bool { uncheckedProjections.isEmpty && uncheckedEvents.isEmpty }
+}
+
+/// A projection that a store cannot check, and why: it is neither damage nor a match.
+public struct UncheckedProjection: Sendable, Hashable, CustomStringConvertible {
+  /// Why a projection is not checked.
+  public enum Reason: Sendable, Hashable {
+    /// The environment holds it, but the store's schema does not know it (another app's).
+    case unknownToThisBuild
+    /// The store's schema has it, but the environment does not hold it (opened read-only; written
+    /// by an app without it, or before it existed): the next writable open builds it.
+    case notInEnvironment
+    /// It has folded the log only through event `checkpoint`: another build appended without it
+    /// since (and pinned its checkpoint there). It is compared as of that event; the next
+    /// writable open catches it up.
+    case behind(checkpoint: UInt64)
+  }
+
+  /// The projection's name.
+  public var name: String
+  /// Its stored version, when the environment holds it.
+  public var version: UInt32?
+  /// Why it is not checked.
+  public var reason: Reason
+
+  /// Creates the entry.
+  public init(name: String, version: UInt32?, reason: Reason) {
+    self.name = name
+    self.version = version
+    self.reason = reason
+  }
+
+  /// Why, in words: `this build does not know it` or `not in this environment: …`.
+  public var explanation: String {
+    switch reason {
+    case .unknownToThisBuild: "this build does not know it"
+    case .notInEnvironment: "not in this environment (written without it; a writable open builds it)"
+    case .behind(let checkpoint):
+      "behind the head: folded through event \(checkpoint), another build appended since (compared as of "
+        + "event \(checkpoint); the next writable open catches it up)"
+    }
+  }
+
+  /// `projection 'users' (version 1): this build does not know it`.
+  public var description: String {
+    "projection '\(name)'\(version.map { " (version \($0))" } ?? ""): \(explanation)"
+  }
+}
+
+/// Events of one type that a store could not check against their app's rules.
+public struct UncheckedEvents: Sendable, Hashable, CustomStringConvertible {
+  /// The event type.
+  public var type: String
+  /// How many events of the type.
+  public var count: UInt64
+  /// Why, for the first of them (the admission's words): `this build does not know the event type 'UserRegistered'`.
+  public var reason: String
+
+  /// Creates the entry.
+  public init(type: String, count: UInt64, reason: String) {
+    self.type = type
+    self.count = count
+    self.reason = reason
+  }
+
+  /// `3 UserRegistered event(s): this build does not know the event type 'UserRegistered'`.
+  public var description: String { "\(count) \(type) event(s): \(reason)" }
 }
 
 extension EventStore {
@@ -36,7 +110,11 @@ extension EventStore {
   /// versions and the stream and ID indexes, projection checkpoints, and that the projections
   /// equal a replay.
   ///
-  /// Damaged records are reported and skipped, so one bad event does not hide the others.
+  /// Damaged records are reported and skipped, so one bad event does not hide the others. What
+  /// this build cannot check is reported as such, not as a problem: another app's projections
+  /// (their checkpoints are checked against the head, their tables are not read), the schema's
+  /// projections the environment does not hold, and events of types the schema does not read
+  /// (``VerificationReport/uncheckedProjections``, ``VerificationReport/uncheckedEvents``).
   /// - Complexity: O(n log n); memory O(number of streams + size of the projections).
   public func verify(progress: ((ProgressReport) -> Void)? = nil) throws -> VerificationReport {
     let clock = ContinuousClock()
@@ -51,6 +129,10 @@ extension EventStore {
     let skipped = try skippedEvents(limit: Self.maximumReportedProblems)
     let skippedSequences = try storage {
       try environment.read { txn in try schema.skippedSequences(from: 1, through: head, in: txn) }
+    }
+    var unchecked: [String: UncheckedEvents] = [:]
+    func noteUnchecked(_ type: String, _ reason: String) {
+      unchecked[type, default: UncheckedEvents(type: type, count: 0, reason: reason)].count += 1
     }
     var streamVersions: [String: UInt64] = [:]
     var expected: UInt64 = 1
@@ -97,11 +179,18 @@ extension EventStore {
                   )
                 }
                 // An event the projections folded must keep the domain's rules (a log written
-                // before they were checked, or edited by hand, may hold one that does not).
-                if let admission, !skippedSequences.contains(sequence),
-                  let reason = admission.verdict(for: event).reason
-                {
-                  report(sequence, "the projections fold an event that breaks the domain's rules: \(reason)")
+                // before they were checked, or edited by hand, may hold one that does not). One
+                // this build cannot read is not checked: its app's rules are not here.
+                if let admission {
+                  switch admission.verdict(for: event) {
+                  case .admitted: break
+                  case .unreadable(let reason): noteUnchecked(event.type, reason)
+                  case .invalid(let reason):
+                    if !skippedSequences.contains(sequence) {
+                      report(
+                        sequence, "the projections fold an event that breaks the domain's rules: \(reason)")
+                    }
+                  }
                 }
               } catch let error as EventStoreError {
                 damaged = true
@@ -123,8 +212,45 @@ extension EventStore {
       report(nil, "the log holds \(count) events but its head is \(head)")
     }
     try verifyIndexes(head: head, streamVersions: streamVersions, damaged: damaged, report: report)
-    try verifyProjections(damaged: damaged, report: report)
-    return VerificationReport(events: count, problems: problems, skipped: skipped)
+    let uncheckedProjections = try verifyProjections(damaged: damaged, report: report)
+    return VerificationReport(
+      events: count, problems: problems, skipped: skipped, uncheckedProjections: uncheckedProjections,
+      uncheckedEvents: unchecked.values.sorted { $0.type < $1.type })
+  }
+
+  /// The projections this store cannot check: those the environment holds that its schema does
+  /// not know (with their stored versions), then the schema's own that the environment does not
+  /// hold (``absentProjections``).
+  public func uncheckedProjections() throws -> [UncheckedProjection] {
+    try storage { try environment.read { txn in try uncheckedProjections(in: txn).map(\.projection) } }
+  }
+
+  /// ``uncheckedProjections()`` in `txn`, each with its stored checkpoint (`nil` when absent or
+  /// not readable).
+  private func uncheckedProjections(
+    in txn: Transaction
+  ) throws -> [(projection: UncheckedProjection, checkpoint: Schema.Checkpoint?)] {
+    let known = Set(projections.map(\.name))
+    var found: [(UncheckedProjection, Schema.Checkpoint?)] = []
+    try txn.withCursor(in: schema.checkpoints) { cursor in
+      var more = try cursor.move(.first)
+      while more {
+        let name = String(decoding: cursor.key, as: UTF8.self)
+        if !known.contains(name) {
+          let checkpoint = Schema.decodeCheckpoint(cursor.value)
+          found.append(
+            (
+              UncheckedProjection(name: name, version: checkpoint?.version, reason: .unknownToThisBuild),
+              checkpoint
+            ))
+        }
+        more = try cursor.move(.next)
+      }
+    }
+    for name in absentProjections {
+      found.append((UncheckedProjection(name: name, version: nil, reason: .notInEnvironment), nil))
+    }
+    return found
   }
 
   /// Checks the ID and stream indexes against the head of their own read transaction (events may
@@ -189,25 +315,43 @@ extension EventStore {
   }
 
   /// Checks each projection's checkpoint against the head of the same read transaction, then the
-  /// projections against a replay.
-  private func verifyProjections(damaged: Bool, report: (UInt64?, String) -> Void) throws {
-    try storage {
+  /// projections against a replay (``compare(with:)``).
+  /// - Returns: the projections it could not check at the head (``ProjectionComparison/notCompared``).
+  private func verifyProjections(
+    damaged: Bool, report: (UInt64?, String) -> Void
+  ) throws -> [UncheckedProjection] {
+    let unchecked = try storage {
       try environment.read { txn in
         let head = try WriteBatch.head(in: txn, events: schema.events)
-        for projection in projections {
-          guard let stored = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema) else {
-            report(nil, "projection '\(projection.name)' has no checkpoint")
+        let unchecked = try uncheckedProjections(in: txn)
+        // Another app's projection: its checkpoint must be readable and not past the head; it may
+        // be behind (this build's writers pin it to the head they find, `Docs/OnDiskFormat.md`).
+        for (projection, checkpoint) in unchecked where projection.reason == .unknownToThisBuild {
+          guard let checkpoint else {
+            report(nil, "projection '\(projection.name)' has a checkpoint that is not 12 bytes")
             continue
           }
+          if !checkpoint.isFollowingHead && checkpoint.sequence > head {
+            report(
+              checkpoint.sequence,
+              "projection '\(projection.name)' checkpoint \(checkpoint.sequence) is past the head \(head)")
+          }
+        }
+        for projection in projections where !absentProjections.contains(projection.name) {
+          guard let stored = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema) else {
+            // A log that holds no event yet (created, then stopped before its first commit
+            // finished) needs no checkpoint: its projections are empty, as the comparison below
+            // checks.
+            if head > 0 { report(nil, "projection '\(projection.name)' has no checkpoint") }
+            continue
+          }
+          // One behind the head is not damage: another build appended without it and pinned its
+          // checkpoint; the comparison below checks it as of that checkpoint.
           let checkpoint = stored.resolved(atHead: head)
           if checkpoint.sequence > head {
             report(
               checkpoint.sequence,
               "projection '\(projection.name)' checkpoint \(checkpoint.sequence) is past the head \(head)")
-          } else if checkpoint.sequence < head {
-            report(
-              checkpoint.sequence,
-              "projection '\(projection.name)' is behind: checkpoint \(checkpoint.sequence), head \(head)")
           }
           if checkpoint.version != projection.version {
             report(
@@ -216,14 +360,16 @@ extension EventStore {
             )
           }
         }
+        return unchecked.map(\.projection)
       }
     }
-    guard !damaged, !projections.isEmpty else { return }
+    guard !damaged, projections.count > absentProjections.count else { return unchecked }
     do {
-      let replay = try self.replay()
-      if let difference = try firstDifference(from: replay) {
+      let comparison = try compare(with: try self.replay())
+      if let difference = comparison.difference {
         report(nil, "the projections differ from a replay: \(difference)")
       }
+      return comparison.notCompared
     } catch let error as EventStoreError {
       if case .projectionFailed(_, let sequence, _) = error {
         report(sequence, "replay failed: \(error)")
@@ -231,5 +377,6 @@ extension EventStore {
         report(nil, "replay failed: \(error)")
       }
     }
+    return unchecked
   }
 }

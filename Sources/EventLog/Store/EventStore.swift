@@ -65,11 +65,19 @@ public final class EventStore: Sendable {
   public let path: String
   /// The options the store was opened with.
   public let options: Options
-  /// The registered projections, in registration order.
+  /// What the app's data is: its event types, projections, rules, replicated streams and stream
+  /// names (``AppSchema``).
+  public let appSchema: AppSchema
+  /// The registered projections (the schema's), in registration order.
   public let projections: [any Projection]
   /// What decides whether an event that comes from elsewhere (``ingest(_:expectingHead:allOrNothing:updatingState:)``) is
-  /// folded into the projections; `nil` admits every event.
+  /// folded into the projections (the schema's ``AppSchema/admission``); `nil` admits every event.
   public let admission: (any EventAdmission)?
+  /// The names of the schema's projections that this environment does not hold, when it is opened
+  /// read-only: written by an app without them (or before they existed). Reads of them fail
+  /// naming them; ``replay(through:progress:)`` rebuilds them in memory, and ``compare(with:)`` and
+  /// ``verify(progress:)`` name them as not compared; a writable open builds them.
+  public let absentProjections: [String]
   /// The environment's own ID, created with it: the device in replication, and the origin this
   /// log's events carry to other devices. `nil` only for an environment written by an older
   /// build and opened read-only.
@@ -82,24 +90,26 @@ public final class EventStore: Sendable {
   let writer = Writer()
   let notifier = HeadNotifier()
 
-  /// Opens (creating if needed) the event store at `path`.
+  /// Opens (creating if needed) the event store at `path` for the app `schema` describes.
   ///
+  /// The store folds the schema's projections and judges events from elsewhere with its
+  /// ``AppSchema/admission``; a writable open also readmits skipped events it now admits,
+  /// rebuilding the projections. A read-only open of an environment that does not hold some of
+  /// the schema's projections (written by another app) lists them in ``absentProjections``.
   /// - Parameters:
   ///   - path: the LMDB environment directory, created with mode 0700.
-  ///   - projections: the inline projections, with distinct names.
-  ///   - admission: decides which ingested events the projections fold (``EventAdmission``); a
-  ///     writable open also readmits skipped events it now admits, rebuilding the projections.
+  ///   - schema: the app's event types, projections (with distinct names) and rules.
   ///   - options: map size, durability, read-only.
   /// - Throws: ``EventStoreError`` naming the path: a missing environment opened read-only, a
   ///   file that is not an event store, an unknown format, an invalid projection.
   /// - Complexity: O(1) when the projections are up to date; otherwise the catch-up reads the
   ///   events the projections miss.
-  public init(
-    path: String, projections: [any Projection] = [], admission: (any EventAdmission)? = nil,
-    options: Options = Options()
-  ) throws {
+  public init(path: String, schema: AppSchema, options: Options = Options()) throws {
+    let projections = schema.projections
+    let admission = schema.storeAdmission
     self.path = path
     self.options = options
+    self.appSchema = schema
     self.projections = projections
     self.admission = admission
     var names = Set<String>()
@@ -124,30 +134,94 @@ public final class EventStore: Sendable {
     let schema = try storage { try Schema(environment: environment) }
     self.schema = schema
     var databases: [String: [String: Database]] = [:]
+    var absent: [String] = []
     for projection in projections {
-      var tables: [String: Database] = [:]
-      for table in projection.tables {
-        let name = Schema.tableDatabaseName(projection: projection.name, table: table)
-        tables[table] = try storage { try environment.openDatabase(name) }
+      guard let tables = try Self.openTables(of: projection, in: environment, schema: schema) else {
+        absent.append(projection.name)
+        continue
       }
       databases[projection.name] = tables
     }
     self.projectionDatabases = databases
+    self.absentProjections = absent
     try Self.checkFormat(of: environment, schema: schema, path: path, readOnly: options.readOnly)
     deviceID = try storage { try Self.deviceID(of: environment, schema: schema, creating: !options.readOnly) }
     if !options.readOnly {
-      try storage {
-        try environment.write { txn in
-          if let admission {
-            _ = try Self.readmitSkipped(
-              in: txn, schema: schema, admission: admission, projections: projections)
+      // A skipped event the admission now reads is folded in by a rebuild; one a projection then
+      // refuses stays skipped, as invalid, instead of failing every open.
+      var refused: [UInt64: String] = [:]
+      while true {
+        var readmitted: [UInt64] = []
+        do {
+          try storage {
+            try environment.write { txn in
+              if let admission {
+                readmitted = try Self.readmitSkipped(
+                  in: txn, schema: schema, admission: admission, projections: projections, refused: refused)
+              }
+              var batch = try WriteBatch(store: self, transaction: txn)
+              try batch.finish()
+            }
           }
-          var batch = try WriteBatch(store: self, transaction: txn)
-          try batch.finish()
+          break
+        } catch EventStoreError.projectionFailed(let projection, let sequence, let underlying)
+          where readmitted.contains(sequence) && refused[sequence] == nil
+        {
+          refused[sequence] = "the projection '\(projection)' refused it: \(underlying)"
         }
       }
     }
     notifier.publish(try head())
+  }
+
+  /// Opens (creating if needed) an event store with `projections` and `admission` and no event
+  /// types: a schema of its own (``AppSchema``) made of them, for tests and tools that need no
+  /// more.
+  ///
+  /// - Parameters:
+  ///   - path: the LMDB environment directory, created with mode 0700.
+  ///   - projections: the inline projections, with distinct names.
+  ///   - admission: decides which ingested events the projections fold, whatever their type;
+  ///     `nil` admits every event.
+  ///   - options: map size, durability, read-only.
+  /// - Throws: as ``init(path:schema:options:)``.
+  public convenience init(
+    path: String, projections: [any Projection] = [], admission: (any EventAdmission)? = nil,
+    options: Options = Options()
+  ) throws {
+    try self.init(
+      path: path, schema: AppSchema(projections: projections, admission: admission), options: options)
+  }
+
+  /// The databases of `projection`'s tables, or `nil` when the environment is read-only and the
+  /// projection was never built there: no checkpoint, and its tables missing or empty (an app
+  /// without it wrote the environment, or a first open was interrupted before it built them).
+  /// - Throws: the storage error when some of its tables are missing and it is not so.
+  private static func openTables(
+    of projection: any Projection, in environment: Environment, schema: Schema
+  ) throws -> [String: Database]? {
+    var tables: [String: Database] = [:]
+    var firstError: LMDBError?
+    for table in projection.tables {
+      let name = Schema.tableDatabaseName(projection: projection.name, table: table)
+      do {
+        tables[table] = try environment.openDatabase(name)
+      } catch let error where error.code == .notFound && environment.options.readOnly {
+        firstError = firstError ?? error
+      } catch {
+        throw EventStoreError.storage(error)
+      }
+    }
+    guard environment.options.readOnly else { return tables }
+    let neverBuilt = try storage {
+      try environment.read { txn in
+        try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema) == nil
+          && tables.values.allSatisfy { try txn.count(in: $0) == 0 }
+      }
+    }
+    if neverBuilt { return nil }
+    if let firstError { throw EventStoreError.storage(firstError) }
+    return tables
   }
 
   /// The device ID stored in `meta`, created (a new random UUID) when `creating` and there is none.

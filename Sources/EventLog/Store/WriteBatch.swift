@@ -301,8 +301,17 @@ struct WriteBatch {
   /// Stores events recorded elsewhere, each on its own (``EventStore/ingest(_:updatingState:)``):
   /// one already stored (by ID) or that cannot be stored writes nothing; one that `admission`
   /// does not admit is stored and recorded as skipped, not applied to the projections.
-  mutating func ingest(_ events: [IngestedEvent], admission: (any EventAdmission)?) throws -> [IngestOutcome]
-  {
+  /// - Parameters:
+  ///   - events: the events, in order.
+  ///   - admission: the domain's rules, or `nil` to admit every event.
+  ///   - failing: events a projection failed on in an earlier attempt of this ingest, by ID,
+  ///     with the reason: they are stored and skipped as refused.
+  /// - Returns: an outcome per event.
+  /// - Throws: ``IngestProjectionFailure`` when a projection fails on an admitted event: the
+  ///   caller aborts the transaction and ingests again with the event in `failing`.
+  mutating func ingest(
+    _ events: [IngestedEvent], admission: (any EventAdmission)?, failing: [UUID: String] = [:]
+  ) throws -> [IngestOutcome] {
     var outcomes: [IngestOutcome] = []
     outcomes.reserveCapacity(events.count)
     var versions: [StreamID: UInt64] = [:]
@@ -325,9 +334,21 @@ struct WriteBatch {
       let recorded = try write(item.event, to: item.stream, streamKey: streamKey, version: version)
       written[item.event.id] = recorded.sequence
       idEntries.append((item.event.id, recorded.sequence))
+      if let reason = failing[item.event.id] {
+        try skip(recorded.sequence, SkippedEvent(sequence: recorded.sequence, kind: .refused, reason: reason))
+        outcomes.append(.skipped(sequence: recorded.sequence, kind: .refused, reason: reason))
+        continue
+      }
       switch admission?.verdict(for: recorded) ?? .admitted {
       case .admitted:
-        if !targets.isEmpty { try ProjectionEngine.apply(recorded, to: targets) }
+        if !targets.isEmpty {
+          do {
+            try ProjectionEngine.apply(recorded, to: targets)
+          } catch EventStoreError.projectionFailed(let projection, _, let underlying) {
+            throw IngestProjectionFailure(
+              id: item.event.id, reason: "the projection '\(projection)' refused it: \(underlying)")
+          }
+        }
         outcomes.append(.stored(sequence: recorded.sequence))
       case .unreadable(let reason):
         try skip(
@@ -389,4 +410,13 @@ struct WriteBatch {
       storedCheckpoints[index] = checkpoint
     }
   }
+}
+
+/// A projection failed on an event that came from elsewhere: the ingest is tried again with the
+/// event stored but skipped as invalid, so that one event can never wedge a pull or an import.
+struct IngestProjectionFailure: Error {
+  /// The event's ID.
+  var id: UUID
+  /// What the projection said.
+  var reason: String
 }

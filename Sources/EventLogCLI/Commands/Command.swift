@@ -6,9 +6,10 @@ import Synchronization
 /// arguments declared once as properties (``Flag``, ``Option``, ``Argument``, with their types),
 /// `validate()` and `run`.
 ///
-/// The declarations are the command's parser, usage line and `--help`: ``CommandSignature`` finds
-/// them by reflection on a fresh instance, and the parser fills that instance in.
-protocol CLICommand: Sendable {
+/// The declarations are the command's parser, usage line and `--help`: they are found by reflection
+/// on a fresh instance, and the parser fills that instance in. An app's own commands are
+/// ``CLICommand``s too, in the groups of its ``EventLogPlugin``.
+public protocol CLICommand: Sendable {
   /// Name, abstract and discussion.
   static var configuration: CommandConfiguration { get }
   /// The command with its declarations, not parsed yet.
@@ -23,7 +24,8 @@ protocol CLICommand: Sendable {
 }
 
 extension CLICommand {
-  func validate() throws(UsageError) {}
+  /// Checks nothing: a command whose declarations say everything.
+  public func validate() throws(UsageError) {}
 
   /// The declarations of a fresh instance: for help and usage without a command line.
   static var signature: CommandSignature { CommandSignature(configuration, declaredIn: Self()) }
@@ -48,22 +50,35 @@ public struct CommandFailure: Error, CustomStringConvertible, LocalizedError {
   public var errorDescription: String? { message }
 }
 
-/// What every command receives: the environment path, the console and the composition root's
-/// dependencies.
-struct CommandContext: Sendable {
+/// What every command receives: the environment path, the console, the process environment and
+/// the app (its schema and plug-ins).
+public struct CommandContext: Sendable {
   /// The LMDB environment directory.
-  var databasePath: String
+  public var databasePath: String
   /// Standard output, error and input.
-  var console: Console
+  public var console: Console
   /// The process environment (for `SUPABASE_ANON_KEY`).
-  var environment: [String: String]
-  /// The concrete repositories and sources.
-  var dependencies: Dependencies
+  public var environment: [String: String]
+  /// The app: its schema, plug-ins and replication remote.
+  var dependencies: EventLogApp
   /// The environment this command created, if it did, so that a failure can remove it.
   let created = CreatedEnvironment()
 
+  /// The app's schema, which every store the command opens is opened with.
+  public var schema: AppSchema { dependencies.schema }
+
+  /// The plug-in of type `type` the app was built with: where a plug-in's commands find what the
+  /// composition root gave it (its sources and repositories).
+  /// - Throws: ``CommandFailure`` when the app has no such plug-in.
+  public func plugin<P: EventLogPlugin>(_ type: P.Type) throws -> P {
+    for plugin in dependencies.plugins {
+      if let plugin = plugin as? P { return plugin }
+    }
+    throw CommandFailure("this build of eventlog has no \(P.self)")
+  }
+
   /// How a command uses the event store.
-  enum Access {
+  public enum Access: Sendable {
     /// Reads only; the environment must exist.
     case read
     /// Writes; the environment must exist.
@@ -72,10 +87,15 @@ struct CommandContext: Sendable {
     case create
   }
 
-  /// Opens the event store.
+  /// Opens the event store with the app's schema.
+  ///
+  /// An environment this command creates (`.create`) is removed again when the command fails
+  /// before anything is appended to it.
+  /// - Parameter access: reading only, writing, or writing and creating.
+  /// - Returns: the store.
   /// - Throws: ``CommandFailure`` naming the path when it does not exist (and `access` is not
   ///   `.create`) or cannot be opened.
-  func openStore(_ access: Access) throws -> EventStore {
+  public func openStore(_ access: Access) throws -> EventStore {
     var options = EventStore.Options()
     // New when nothing is at its data file's name yet (lstat: a dangling link is something); the
     // directory may exist or not. Only what this command creates is removed on a failure.
@@ -96,14 +116,15 @@ struct CommandContext: Sendable {
         isDirectory.boolValue
       else {
         throw CommandFailure(
-          "no event log at '\(databasePath)' (it is created by the first 'restaurants sync' or 'import')")
+          "no event log at '\(databasePath)' (it is created by the first command that writes to it: 'import', 'pull' or one of the app's own)"
+        )
       }
       options.readOnly = access == .read
     }
     do {
       let store: EventStore
       do {
-        store = try dependencies.openStore(databasePath, options)
+        store = try EventStore(path: databasePath, schema: dependencies.schema, options: options)
       } catch {
         // A new environment that could not be set up (a full disk): leave nothing behind.
         if isNew { removeFiles(lock: lockIsNew, directory: directoryIsNew) }

@@ -34,7 +34,7 @@ struct LogCommand: CLICommand {
     let console = context.console
     // The events the replication server refused (usually none), shown with their reason.
     let rejected = Dictionary(
-      try LocalReplica(store: store, isReplicated: context.dependencies.isReplicated).rejections().map {
+      try LocalReplica(store: store).rejections().map {
         ($0.sequence, UUIDText.lowercased($0.reason))
       }, uniquingKeysWith: { first, _ in first })
     var shown = 0
@@ -123,7 +123,7 @@ struct ShowCommand: CLICommand {
     table.append(["correlationId", event.metadata.correlationID?.lowercasedString ?? "-"])
     table.append(["causationId", event.metadata.causationID?.lowercasedString ?? "-"])
     table.append(["origin", event.metadata.origin.isEmpty ? "-" : event.metadata.origin])
-    let replica = LocalReplica(store: store, isReplicated: context.dependencies.isReplicated)
+    let replica = LocalReplica(store: store)
     if let pulled = try replica.origin(ofLocalSequence: sequence) {
       table.append([
         "pulled",

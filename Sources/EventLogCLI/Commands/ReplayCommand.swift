@@ -1,6 +1,5 @@
 import EventLog
 import Foundation
-import RestaurantBooking
 
 /// `eventlog replay`: rebuild the projections from the log and compare them with the live ones,
 /// show the state as of an event, or swap the rebuilt projections in.
@@ -8,13 +7,16 @@ struct ReplayCommand: CLICommand {
   static let configuration = CommandConfiguration(
     name: "replay", abstract: "Rebuild the projections from the log; compare them with the live ones.",
     discussion:
-      "Without --to, exits with status 1 and names the first difference when the rebuilt projections differ from the live ones."
+      "Without --to, exits with status 1 and names the first difference when the rebuilt projections differ from the live ones. Projections this build cannot compare (another app's; its own that the environment does not hold) are named, not counted as differences."
   )
 
   @Option(
     "to", "SEQ", help: "Stop at this event and show the state as of then (time travel).", type: .sequence)
   var to: UInt64?
-  @Flag("json", help: #"As {"toSeq", "restaurants": [...], "bookings": [...]}."#)
+  @Flag(
+    "json",
+    help: #"As {"toSeq", the app's state ("restaurants": [...], …), "events", "matchesLive", "notCompared"}."#
+  )
   var json: Bool
   @Flag("apply", help: "Swap the rebuilt projections in, atomically.")
   var apply: Bool
@@ -42,17 +44,23 @@ struct ReplayCommand: CLICommand {
     let seconds =
       Double(replay.duration.components.seconds) + Double(replay.duration.components.attoseconds) / 1e18
     let rate = seconds > 0 ? Double(replay.eventCount) / seconds : 0
-    let difference = (apply || to != nil) ? nil : try store.firstDifference(from: replay)
-    let restaurants = try RestaurantQueries.all(in: replay.projection(RestaurantQueries.projection))
-    let bookings = try BookingQueries.all(in: replay.projection(BookingQueries.projection))
+    let compares = !apply && to == nil
+    // What the comparison leaves out: another app's projections, this build's own that the
+    // environment does not hold, and those behind the head (compared as of their checkpoint).
+    let comparison = compares ? try store.compare(with: replay) : nil
+    let difference = comparison?.difference
+    let notCompared = comparison?.notCompared ?? []
+    let compared = comparison?.compared ?? []
+    let state = try context.dependencies.plugins.flatMap { try $0.replayedState(replay) }
     if json {
-      var members: [(String, JSONValue)] = [
-        ("toSeq", .uint(replay.throughSequence)),
-        ("restaurants", .array(restaurants.map(DomainJSON.restaurant))),
-        ("bookings", .array(bookings.map(DomainJSON.booking))),
-        ("events", .int(Int64(replay.eventCount))),
-      ]
-      if to == nil && !apply { members.append(("matchesLive", .bool(difference == nil))) }
+      var members: [(String, JSONValue)] = [("toSeq", .uint(replay.throughSequence))]
+      members += state.map { ($0.name, $0.json) }
+      members.append(("events", .int(Int64(replay.eventCount))))
+      if compares {
+        members.append(("matchesLive", .bool(difference == nil)))
+        members.append(("compared", .array(compared.map(JSONValue.string))))
+        members.append(("notCompared", .array(notCompared.map(Self.json))))
+      }
       context.console.print(JSONValue.object(members).rendered())
     } else {
       let summary =
@@ -62,12 +70,19 @@ struct ReplayCommand: CLICommand {
           "\(summary); the rebuilt projections are now live (through event \(replay.throughSequence)).")
       } else if to != nil {
         context.console.print("\(summary); state as of event \(replay.throughSequence):")
-        context.console.print("")
-        context.console.print(DomainTables.restaurants(restaurants), terminator: "")
-        context.console.print("")
-        context.console.print(DomainTables.bookings(bookings), terminator: "")
-      } else if difference == nil {
+        for section in state {
+          context.console.print("")
+          context.console.print(section.text, terminator: "")
+        }
+      } else if difference == nil && notCompared.isEmpty {
         context.console.print("\(summary); the projections match the live state.")
+      } else if difference == nil {
+        let match =
+          compared.isEmpty
+          ? "no projection was compared at the head"
+          : "the projections compared match the live state (\(compared.joined(separator: ", ")))"
+        context.console.print("\(summary); \(match).")
+        for projection in notCompared { context.console.print("not compared: \(projection)") }
       } else {
         context.console.print(summary)
       }
@@ -75,5 +90,14 @@ struct ReplayCommand: CLICommand {
     if let difference {
       throw CommandFailure("the replay differs from the live projections: \(difference)")
     }
+  }
+
+  /// `{"name", "version", "reason"}` of a projection left out of the comparison.
+  static func json(_ projection: UncheckedProjection) -> JSONValue {
+    .object([
+      ("name", .string(projection.name)),
+      ("version", projection.version.map { JSONValue.uint(UInt64($0)) } ?? .null),
+      ("reason", .string(projection.explanation)),
+    ])
   }
 }

@@ -1,29 +1,124 @@
 import EventLog
 import Foundation
 import Replication
+import Synchronization
 
-/// The server URL of a replication command: the `URL` argument, else `$EVENTLOG_REMOTE`.
+/// The server URL of a replication command: the `URL` argument, else `$EVENTLOG_REMOTE`: a libpq
+/// URI, or (except for `remote init`) a Supabase project's `https://` URL.
 private enum RemoteURL {
   static let help =
-    "A postgres:// or postgresql:// URL (default: $EVENTLOG_REMOTE); the password comes from it, PGPASSWORD or ~/.pgpass."
+    "A postgres:// or postgresql:// URL, or a Supabase project's https:// URL (default: $EVENTLOG_REMOTE); "
+    + "the password comes from the URL, PGPASSWORD or ~/.pgpass; for https://, see --api-key and --access-token-file."
+  static let libpqHelp =
+    "The database's postgres:// or postgresql:// URL, as its owner (default: $EVENTLOG_REMOTE); the password comes from it, PGPASSWORD or ~/.pgpass."
 
-  /// A postgres:// or postgresql:// URL; the text is never repeated, since it may hold a password.
+  /// A libpq URL or a project URL; the text is never repeated, since it may hold a password.
   static let type = ArgumentType<String> { url in
-    check(url)
+    check(url, projectAllowed: true)
       ? .success(url)
-      : .failure(ArgumentValueError("not a postgres:// or postgresql:// URL", showsValue: false))
+      : .failure(
+        ArgumentValueError("not a postgres://, postgresql:// or https:// URL", showsValue: false))
   }
 
-  static func check(_ url: String) -> Bool { url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") }
+  /// A libpq URL (`remote init` creates the schema over a database connection).
+  static let libpqType = ArgumentType<String> { url in
+    check(url, projectAllowed: false)
+      ? .success(url)
+      : .failure(
+        ArgumentValueError(
+          "not a postgres:// or postgresql:// URL (remote init takes the database's connection string, "
+            + "not the project's https:// URL)", showsValue: false))
+  }
+
+  static func check(_ url: String, projectAllowed: Bool) -> Bool {
+    url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") || (projectAllowed && isProject(url))
+  }
+
+  /// Whether `url` is an `http://` or `https://` URL (in any case): a Supabase project's.
+  static func isProject(_ url: String) -> Bool {
+    let scheme = url.prefix(8).lowercased()
+    return scheme.hasPrefix("https://") || scheme.hasPrefix("http://")
+  }
+
+  /// Whether `url` carries a password (`user:password@…` or `password=…`).
+  static func hasPassword(_ url: String) -> Bool {
+    guard let schemeEnd = url.range(of: "://") else { return false }
+    let rest = url[schemeEnd.upperBound...]
+    if let at = rest.lastIndex(of: "@"), rest[..<at].contains(":") { return true }
+    return url.contains("?password=") || url.contains("&password=")
+  }
 
   /// The URL given, else `$EVENTLOG_REMOTE`.
-  static func resolve(_ given: String?, _ context: CommandContext) throws(UsageError) -> String {
+  static func resolve(
+    _ given: String?, _ context: CommandContext, projectAllowed: Bool = true
+  ) throws(UsageError) -> String {
     if let given { return given }
     guard let url = context.environment["EVENTLOG_REMOTE"], !url.isEmpty else {
       throw UsageError("missing 'URL' (give one, or set EVENTLOG_REMOTE)")
     }
-    guard check(url) else { throw UsageError("'EVENTLOG_REMOTE' is not a postgres:// or postgresql:// URL") }
+    guard check(url, projectAllowed: projectAllowed) else {
+      throw UsageError(
+        projectAllowed
+          ? "'EVENTLOG_REMOTE' is not a postgres://, postgresql:// or https:// URL"
+          : "'EVENTLOG_REMOTE' is not a postgres:// or postgresql:// URL (remote init takes the database's "
+            + "connection string)")
+    }
     return url
+  }
+}
+
+/// How a replication command signs in to a Supabase project's API: the API key and the user's
+/// access token, neither ever printed, logged or stored.
+private struct RemoteCredentials: ArgumentGroup {
+  @Option(
+    "api-key", "KEY",
+    help: "For an https:// URL: the project's API key (default: $SUPABASE_ANON_KEY); never printed.")
+  var apiKey: String?
+  @Option(
+    "access-token-file", "FILE",
+    help:
+      "For an https:// URL: a file whose first line is the signed-in user's access token (default: $EVENTLOG_ACCESS_TOKEN); never printed.",
+    type: .nonEmpty("a file"))
+  var accessTokenFile: String?
+
+  /// The settings for `url`: for a project URL, the API key (a usage error without one) and the
+  /// access token's provider (a token file is read now, and again when the server asks for a
+  /// refresh; no token gives `nil`, which sends nothing).
+  func settings(
+    url: String, allowUnencrypted: Bool, _ context: CommandContext
+  ) throws -> RemoteSettings {
+    var settings = RemoteSettings(
+      url: url, allowUnencrypted: allowUnencrypted, environment: context.environment)
+    guard RemoteURL.isProject(url) else { return settings }
+    guard let key = apiKey ?? context.environment["SUPABASE_ANON_KEY"], !key.isEmpty else {
+      throw UsageError(
+        "an https:// URL needs the project's API key: give '--api-key <KEY>' or set SUPABASE_ANON_KEY")
+    }
+    settings.apiKey = key
+    if let file = accessTokenFile {
+      let cached = Mutex<String?>(try Self.firstLine(of: file))
+      settings.accessToken = { refresh in
+        // A refresh reads the file again: whatever renews the session may have rewritten it.
+        if refresh && file != "-" { cached.withLock { $0 = nil } }
+        if let token = cached.withLock({ $0 }) { return token }
+        let token = try Self.firstLine(of: file)
+        cached.withLock { $0 = token }
+        return token
+      }
+    } else {
+      let token = context.environment["EVENTLOG_ACCESS_TOKEN"]?.trimmingCharacters(
+        in: .whitespacesAndNewlines)
+      settings.accessToken = { _ in token?.isEmpty == false ? token : nil }
+    }
+    return settings
+  }
+
+  /// The first line of `file` (`-`: standard input), trimmed; `nil` when it is empty.
+  private static func firstLine(of file: String) throws -> String? {
+    let data = try InputReader.read(file, maximumBytes: 64 << 10)
+    let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
+    let token = line.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+    return token.isEmpty ? nil : token
   }
 }
 
@@ -34,28 +129,42 @@ private struct RemoteOptions: ArgumentGroup {
 
   @Argument("URL", help: RemoteURL.help, type: RemoteURL.type)
   var url: String?
+  let credentials = RemoteCredentials()
   @Option(
     "retry-for", "SECONDS",
     help:
       "Retry a server that cannot be reached for this long before failing (default \(RemoteOptions.defaultRetry)).",
     type: .integer(in: 0...86_400))
   var retrySeconds: Int = RemoteOptions.defaultRetry
+  @Flag(
+    "allow-unencrypted",
+    help: "Allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
+  )
+  var allowUnencrypted: Bool
   @Flag("json", help: "As JSON (the shape is in the discussion below).")
   var json: Bool
 
   var retryFor: Duration { .seconds(retrySeconds) }
 
-  /// Opens the store (`access`), checks the server and runs `body` with a replicator between them.
+  /// Opens the store (`access`), checks the server and runs `body` with a replicator between
+  /// them. A one-shot command (`retrying`) runs under one deadline, `--retry-for` from now: no
+  /// retry, connection or statement runs past it.
   func withReplicator<R>(
     _ context: CommandContext, _ access: CommandContext.Access, retrying: Bool = true,
     _ body: (Replicator) async throws -> R
   ) async throws -> R {
     let url = try RemoteURL.resolve(url, context)
+    let remote = try credentials.settings(url: url, allowUnencrypted: allowUnencrypted, context)
+    // A URL that can never work fails before anything is opened or retried.
+    let transport = try context.transport(remote)
+    defer { transport.close() }
     let store = try context.openStore(access)
-    let replicator = try context.replicator(store, url: url, retryFor: retrying ? retryFor : nil)
-    defer { replicator.transport.close() }
-    try await replicator.checkServer(onRetry: context.retryNotice)
-    return try await body(replicator)
+    let replicator = context.replicator(store, transport: transport, retryFor: retrying ? retryFor : nil)
+    let deadline = retrying ? ContinuousClock.now + retryFor : nil
+    return try await ReplicationDeadline.$current.withValue(deadline) {
+      try await replicator.checkServer(onRetry: context.retryNotice)
+      return try await body(replicator)
+    }
   }
 }
 
@@ -67,18 +176,20 @@ extension ProgressReporter {
 }
 
 extension CommandContext {
-  /// A replicator between the environment and the server at `url`.
-  func replicator(
-    _ store: EventStore, url: String, retryFor: Duration?
-  ) throws -> Replicator {
-    guard let makeTransport = dependencies.replicationTransport else {
+  /// The transport to the server of `remote`.
+  func transport(_ remote: RemoteSettings) throws -> any ReplicationTransport {
+    guard let makeTransport = dependencies.remote?.connect else {
       throw CommandFailure("this build of eventlog has no replication transport")
     }
+    return try makeTransport(remote)
+  }
+
+  /// A replicator between the environment and `transport`.
+  func replicator(_ store: EventStore, transport: any ReplicationTransport, retryFor: Duration?) -> Replicator
+  {
     var options = ReplicationOptions()
     options.retryFor = retryFor
-    return Replicator(
-      store: store, transport: try makeTransport(url), isReplicated: dependencies.isReplicated,
-      options: options)
+    return Replicator(store: store, transport: transport, options: options)
   }
 
   /// Says on standard error that a transient failure is retried.
@@ -97,12 +208,14 @@ extension PushSummary {
     .object([
       ("pushed", .int(Int64(pushed))), ("alreadyStored", .int(Int64(alreadyStored))),
       ("rejected", .int(Int64(rejected))), ("pending", .int(Int64(pending))),
+      ("conflicts", .int(Int64(conflicts))),
     ])
   }
 
   var text: String {
-    "pushed \(pushed) event(s) (\(alreadyStored) already stored, \(rejected) rejected); \(pending) pending; "
-      + "the server holds this device's log through seq \(pushedThrough)"
+    "pushed \(pushed) event(s) (\(alreadyStored) already stored, \(rejected) rejected"
+      + (conflicts > 0 ? ", of which \(conflicts) conflict(s): see 'eventlog remote status'" : "")
+      + "); \(pending) pending; the server holds this device's log through seq \(pushedThrough)"
   }
 }
 
@@ -111,13 +224,15 @@ extension PullSummary {
     .object([
       ("pulled", .int(Int64(pulled))), ("alreadyPresent", .int(Int64(alreadyPresent))),
       ("cursor", .uint(cursor)),
-      ("unreadable", .int(Int64(unreadable))),
+      ("unreadable", .int(Int64(unreadable))), ("conflicts", .int(Int64(conflicts))),
     ])
   }
 
   var text: String {
     "pulled \(pulled) event(s) (\(alreadyPresent) already present"
-      + (unreadable > 0 ? ", \(unreadable) kept but not projected: see 'eventlog remote status'" : "")
+      + (unreadable > 0
+        ? ", \(unreadable) kept but not projected or not stored: see 'eventlog remote status'" : "")
+      + (conflicts > 0 ? ", \(conflicts) conflict(s): see 'eventlog remote status'" : "")
       + "); at server position \(cursor)"
   }
 }
@@ -131,46 +246,104 @@ struct RemoteInitCommand: CLICommand {
       It is idempotent; a server schema newer than this build's is refused and left as it is.
       """)
 
-  @Argument("URL", help: RemoteURL.help, type: RemoteURL.type)
+  @Argument("URL", help: RemoteURL.libpqHelp, type: RemoteURL.libpqType)
   var url: String?
-  @Flag("json", help: #"As {"schemaVersion": n}."#)
+  @Flag(
+    "allow-unencrypted",
+    help: "Allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
+  )
+  var allowUnencrypted: Bool
+  @Flag("json", help: #"As {"schemaVersion": n, "mode": "roles"|"supabase", "warnings": [...]}."#)
   var json: Bool
 
   func run(_ context: CommandContext) async throws {
-    let url = try RemoteURL.resolve(url, context)
-    guard let initialize = context.dependencies.initializeRemote else {
+    let url = try RemoteURL.resolve(url, context, projectAllowed: false)
+    guard let initialize = context.dependencies.remote?.initialize else {
       throw CommandFailure("this build of eventlog has no replication transport")
     }
-    let (server, from, to) = try await initialize(url)
+    let result = try await initialize(
+      RemoteSettings(url: url, allowUnencrypted: allowUnencrypted, environment: context.environment),
+      context.dependencies.replicatedStreamPrefixes)
+    let (server, from, to) = (result.server, result.from, result.to)
+    let mode = result.api ? "supabase" : "roles"
+    for warning in result.warnings { context.console.error("warning: \(TerminalText.escaped(warning))") }
     if json {
-      context.console.print(JSONValue.object([("schemaVersion", .int(Int64(to)))]).rendered())
-    } else if from == to {
+      context.console.print(
+        JSONValue.object([
+          ("schemaVersion", .int(Int64(to))), ("mode", .string(mode)),
+          ("warnings", .array(result.warnings.map(JSONValue.string))),
+        ]).rendered())
+      return
+    }
+    if from == to {
       context.console.print("eventlog schema version \(to) on \(server): up to date")
     } else if from == 0 {
       context.console.print("eventlog schema version \(to) on \(server): created")
     } else {
       context.console.print("eventlog schema version \(to) on \(server): upgraded from version \(from)")
     }
+    context.console.print(
+      result.api
+        ? "set up for Supabase's API: owners are auth.uid() of the 'authenticated' role; add the schema "
+          + "'eventlog_api' to the API's exposed schemas"
+        : "set up for database roles: each role that connects owns its own events")
   }
 }
 
-/// `eventlog remote status`.
+/// `eventlog remote status [URL]`.
 struct RemoteStatusCommand: CLICommand {
   static let configuration = CommandConfiguration(
-    name: "status", abstract: "Show this device's replication: pending events, marks, rejections.",
-    discussion: "Reads the local log only; no server is contacted.")
+    name: "status",
+    abstract:
+      "Show this device's replication: pending events, marks, rejections, conflicts; with a URL, the server's view.",
+    discussion: """
+      Without a URL it reads the local log only. With one (or $EVENTLOG_REMOTE when --server is given) it \
+      also asks the server for its schema version, whether 'eventlog remote init' would upgrade it, the owner's \
+      head, and this device's mark there ("server": {…} in --json).
+      """)
 
+  @Argument("URL", help: RemoteURL.help + " Given: the server's view too.", type: RemoteURL.type)
+  var url: String?
+  private let credentials = RemoteCredentials()
+  @Flag("server", help: "Ask the server at $EVENTLOG_REMOTE too (as if its URL were given).")
+  var server: Bool
+  @Flag(
+    "allow-unencrypted",
+    help: "Allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
+  )
+  var allowUnencrypted: Bool
   @Flag(
     "json",
     help:
-      #"As {"device", "pending", "pushedThrough", "cursor", "unreadable", "rejected": [{"seq", "id", "reason"}]}."#
+      #"As {"device", "pending", "pushedThrough", "cursor", "unreadable", "rejected": [{"seq", "id", "reason"}], "unstorable", "conflicts": [{"position", "id", "reason"}], "diverged", "server"?}."#
   )
   var json: Bool
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
-    let status = try LocalReplica(store: store, isReplicated: context.dependencies.isReplicated).status()
+    let status = try LocalReplica(store: store).status()
+    var serverView: (server: String, info: ServerInfo, mark: ServerMark)?
+    if url != nil || server {
+      let url = try RemoteURL.resolve(url, context)
+      let transport = try context.transport(
+        try credentials.settings(url: url, allowUnencrypted: allowUnencrypted, context))
+      defer { transport.close() }
+      let replicator = context.replicator(
+        store, transport: transport, retryFor: .seconds(RemoteOptions.defaultRetry))
+      try await replicator.checkServer(onRetry: context.retryNotice)
+      let (info, mark) = try await replicator.serverStatus(onRetry: context.retryNotice)
+      serverView = (transport.server, info, mark)
+    }
     let device = status.device.map { $0.uuidString.lowercased() }
+    func notes(_ notes: [ServerEventNote]) -> JSONValue {
+      .array(
+        notes.map { note in
+          JSONValue.object([
+            ("position", .uint(note.position)), ("id", .optional(note.id?.lowercasedString)),
+            ("reason", .string(note.reason)),
+          ])
+        })
+    }
     if json {
       let rejected = status.rejected.map { rejection in
         JSONValue.object([
@@ -178,12 +351,30 @@ struct RemoteStatusCommand: CLICommand {
           ("reason", .string(UUIDText.lowercased(rejection.reason))),
         ])
       }
-      context.console.print(
-        JSONValue.object([
-          ("device", .optional(device)), ("pending", .int(Int64(status.pending))),
-          ("pushedThrough", .uint(status.pushedThrough)), ("cursor", .uint(status.cursor)),
-          ("unreadable", .int(Int64(status.unreadable))), ("rejected", .array(rejected)),
-        ]).rendered())
+      var fields: [(String, JSONValue)] = [
+        ("device", .optional(device)), ("pending", .int(Int64(status.pending))),
+        ("pushedThrough", .uint(status.pushedThrough)), ("cursor", .uint(status.cursor)),
+        ("unreadable", .int(Int64(status.unreadable))), ("rejected", .array(rejected)),
+        ("unstorable", notes(status.unstorable)), ("conflicts", notes(status.conflicts)),
+        ("diverged", .optional(status.diverged)),
+      ]
+      if let serverView {
+        fields.append(
+          (
+            "server",
+            .object([
+              ("server", .string(serverView.server)),
+              ("schemaVersion", .int(Int64(serverView.info.schemaVersion))),
+              (
+                "upgradeAvailable",
+                .bool(serverView.info.schemaVersion < context.dependencies.latestServerSchema)
+              ),
+              ("owner", .string(serverView.info.owner)), ("head", .uint(serverView.info.head)),
+              ("pushedThrough", .uint(serverView.mark.pushedThrough)),
+            ])
+          ))
+      }
+      context.console.print(JSONValue.object(fields).rendered())
       return
     }
     var table = Table(["STAT", "VALUE"], rightAligned: [1])
@@ -193,7 +384,25 @@ struct RemoteStatusCommand: CLICommand {
     table.append(["pulled through position", String(status.cursor)])
     table.append(["kept but not projected", String(status.unreadable)])
     table.append(["rejected by the server", String(status.rejected.count)])
+    table.append(["conflicts", String(status.conflicts.count)])
+    if let serverView {
+      table.append(["server", serverView.server])
+      table.append(["server schema version", String(serverView.info.schemaVersion)])
+      table.append(["owner on the server", serverView.info.owner])
+      table.append(["owner's head on the server", String(serverView.info.head)])
+      table.append(["this device's mark there", String(serverView.mark.pushedThrough)])
+    }
     context.console.print(table.rendered(), terminator: "")
+    if let diverged = status.diverged {
+      context.console.print(
+        "replication stopped: the server's log changed under this device (\(TerminalText.escaped(diverged))); "
+          + "run 'eventlog pull --resync' once the server is the one to keep")
+    }
+    if let serverView, serverView.info.schemaVersion < context.dependencies.latestServerSchema {
+      context.console.print(
+        "the server's schema (version \(serverView.info.schemaVersion)) is older than this build's "
+          + "(\(context.dependencies.latestServerSchema)): 'eventlog remote init' would upgrade it")
+    }
     if !status.rejected.isEmpty {
       var rejections = Table(["SEQ", "ID", "REASON"], rightAligned: [0])
       for rejection in status.rejected {
@@ -203,6 +412,14 @@ struct RemoteStatusCommand: CLICommand {
         ])
       }
       context.console.print(rejections.rendered(), terminator: "")
+    }
+    for (title, list) in [("NOT STORED", status.unstorable), ("CONFLICT", status.conflicts)]
+    where !list.isEmpty {
+      var table = Table(["POSITION", "ID", title], rightAligned: [0])
+      for note in list {
+        table.append([String(note.position), note.id?.lowercasedString ?? "-", note.reason])
+      }
+      context.console.print(table.rendered(), terminator: "")
     }
   }
 }
@@ -240,10 +457,21 @@ struct PullCommand: CLICommand {
       """)
 
   private let options = RemoteOptions()
+  @Flag(
+    "resync",
+    help:
+      "After the server's log changed under this device: forget its marks, push again what the server lacks, pull from the start."
+  )
+  var resync: Bool
 
   func run(_ context: CommandContext) async throws {
     // A new device's environment is created, and removed again if the pull fails.
     try await options.withReplicator(context, .create) { replicator in
+      if resync {
+        try await replicator.resync()
+        let push = try await replicator.push(onRetry: context.retryNotice)
+        if !options.json { context.console.print(push.text) }
+      }
       let progress = ProgressReporter("pull", console: context.console)
       let summary = try await replicator.pull(progress: progress.report, onRetry: context.retryNotice)
       progress.finish()
@@ -258,13 +486,19 @@ struct ReplicateCommand: CLICommand {
     name: "replicate", abstract: "Push, then pull; with --watch, go on live until SIGINT or SIGTERM.",
     discussion: """
       With --json: {"push": {…}, "pull": {…}} (with --watch, the totals when stopped). Live mode listens for \
-      the server's notifications (LISTEN needs a direct or session connection, not a transaction pooler) and \
-      also pulls every 5 s. It stops cleanly on SIGINT or SIGTERM: the batch in flight finishes, and the exit \
-      status is 0.
+      the server's notifications (LISTEN needs a direct or session connection, not a transaction pooler) or, \
+      through a Supabase project's https:// URL, keeps a long poll open; it also pulls every 5 s. It stops \
+      cleanly on SIGINT or SIGTERM: the batch in flight finishes, and the exit status is 0.
       """)
 
   @Flag("watch", help: "Keep replicating: push local commits, pull what the server announces, retry outages.")
   var watch: Bool
+  @Flag(
+    "resync",
+    help:
+      "After the server's log changed under this device: forget its marks, push again what the server lacks, pull from the start."
+  )
+  var resync: Bool
   private let options = RemoteOptions()
 
   func validate() throws(UsageError) {
@@ -275,7 +509,13 @@ struct ReplicateCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let json = options.json
+    if watch, let url = options.url ?? context.environment["EVENTLOG_REMOTE"], RemoteURL.hasPassword(url) {
+      context.console.error(
+        "warning: the URL's password stays visible in the process list (ps) while --watch runs; "
+          + "give it in PGPASSWORD or ~/.pgpass instead")
+    }
     try await options.withReplicator(context, .create, retrying: !watch) { replicator in
+      if resync { try await replicator.resync() }
       let result: WatchRound
       if watch {
         // Caught from here on (until then, Ctrl-C ends the command as usual).

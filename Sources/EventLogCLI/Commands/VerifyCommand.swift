@@ -10,12 +10,16 @@ struct VerifyCommand: CLICommand {
     discussion: """
       Exits with status 1 when a problem is found. Events the projections skip (of a type or schema version \
       this build cannot read, or breaking the domain's rules, as pulled from another device) are listed, \
-      not counted as problems.
+      not counted as problems. What this build cannot check is listed as such, not as damage: another app's \
+      projections (their checkpoints are checked), its own that the environment does not hold, and events of \
+      types it does not know (their records, checksums, sequence and indexes are checked, not their app's rules).
       """)
 
   @Flag(
     "json",
-    help: #"As {"ok", "events", "problems": [{"seq", "problem"}], "skipped": [{"seq", "kind", "reason"}]}."#)
+    help:
+      #"As {"ok", "events", "problems": [{"seq", "problem"}], "skipped": [{"seq", "kind", "reason"}], "unchecked": {"projections": [...], "events": [...]}}."#
+  )
   var json: Bool
 
   func run(_ context: CommandContext) async throws {
@@ -36,14 +40,36 @@ struct VerifyCommand: CLICommand {
           ("reason", .string(UUIDText.lowercased(event.reason))),
         ])
       }
+      let unchecked = JSONValue.object([
+        ("projections", .array(report.uncheckedProjections.map(ReplayCommand.json))),
+        (
+          "events",
+          .array(
+            report.uncheckedEvents.map { events in
+              JSONValue.object([
+                ("type", .string(events.type)), ("count", .uint(events.count)),
+                ("reason", .string(events.reason)),
+              ])
+            })
+        ),
+      ])
       context.console.print(
         JSONValue.object([
           ("ok", .bool(report.ok)), ("events", .uint(report.events)), ("problems", .array(problems)),
-          ("skipped", .array(skipped)),
+          ("skipped", .array(skipped)), ("unchecked", unchecked),
         ])
         .rendered())
     } else if report.ok {
-      context.console.print("OK: \(report.events) events verified; projections match a replay.")
+      if report.isComplete {
+        context.console.print("OK: \(report.events) events verified; projections match a replay.")
+      } else {
+        let matched = store.projections.count > store.absentProjections.count
+        context.console.print(
+          "OK: \(report.events) events verified"
+            + (matched ? "; the projections it compared match a replay" : "")
+            + ". Not checked by this build:")
+        Self.printUnchecked(report, to: context.console)
+      }
       if !report.skipped.isEmpty {
         context.console.print("\(report.skipped.count) event(s) are kept but not projected:")
         var table = Table(["SEQ", "KIND", "REASON"], rightAligned: [0])
@@ -58,6 +84,10 @@ struct VerifyCommand: CLICommand {
         table.append([problem.sequence.map(String.init) ?? "-", UUIDText.lowercased(problem.problem)])
       }
       context.console.print(table.rendered(), terminator: "")
+      if !report.isComplete {
+        context.console.print("Not checked by this build:")
+        Self.printUnchecked(report, to: context.console)
+      }
     }
     if !report.ok {
       let first = report.problems[0]
@@ -68,11 +98,18 @@ struct VerifyCommand: CLICommand {
 }
 
 extension VerifyCommand {
-  /// The name of a skip's kind in output: `unreadable` or `invalid`.
+  /// The lines of what `report` could not check, indented.
+  static func printUnchecked(_ report: VerificationReport, to console: Console) {
+    for projection in report.uncheckedProjections { console.print("  \(projection)") }
+    for events in report.uncheckedEvents { console.print("  \(events)") }
+  }
+
+  /// The name of a skip's kind in output: `unreadable`, `invalid` or `refused`.
   static func name(of kind: SkippedEvent.Kind) -> String {
     switch kind {
     case .unreadable: "unreadable"
     case .invalid: "invalid"
+    case .refused: "refused"
     }
   }
 }

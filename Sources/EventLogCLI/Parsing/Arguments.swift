@@ -93,38 +93,39 @@ protocol DeclaredArgument {
 
 /// A set of declarations that several commands share (the replication commands' server and
 /// retry options), held as a stored property of each.
-protocol ArgumentGroup: Sendable {}
+public protocol ArgumentGroup: Sendable {}
 
 /// `--name`: a flag, `false` unless given.
 @propertyWrapper
-struct Flag: DeclaredArgument, Sendable {
+public struct Flag: DeclaredArgument, Sendable {
   private let storage: ValueSlot<Bool>
   var slot: any ArgumentSlot { storage }
 
   /// Declares `--name` with a line of help.
-  init(_ name: String, help: String) {
+  public init(_ name: String, help: String) {
     storage = ValueSlot(
       ArgumentDefinition(kind: .flag, name: name, help: help, isRequired: false), type: nil, initial: false)
   }
 
-  var wrappedValue: Bool { storage.value }
+  /// Whether the command line gave the flag.
+  public var wrappedValue: Bool { storage.value }
 }
 
 /// `--name VALUE`: an option of type `Value`, required unless it has a default or is optional.
 @propertyWrapper
-struct Option<Value: Sendable>: DeclaredArgument, Sendable {
+public struct Option<Value: Sendable>: DeclaredArgument, Sendable {
   private let storage: ValueSlot<Value>
   var slot: any ArgumentSlot { storage }
 
   /// A required option.
-  init(_ name: String, _ placeholder: String, help: String, type: ArgumentType<Value>) {
+  public init(_ name: String, _ placeholder: String, help: String, type: ArgumentType<Value>) {
     storage = ValueSlot(
       ArgumentDefinition(kind: .option(placeholder: placeholder), name: name, help: help, isRequired: true),
       type: type, initial: nil)
   }
 
   /// An option with a default.
-  init(
+  public init(
     wrappedValue: Value, _ name: String, _ placeholder: String, help: String, type: ArgumentType<Value>
   ) {
     storage = ValueSlot(
@@ -133,7 +134,7 @@ struct Option<Value: Sendable>: DeclaredArgument, Sendable {
   }
 
   /// An option that may be left out (`nil`).
-  init<Wrapped: Sendable>(
+  public init<Wrapped: Sendable>(
     _ name: String, _ placeholder: String, help: String, type: ArgumentType<Wrapped>
   ) where Value == Wrapped? {
     storage = ValueSlot(
@@ -141,52 +142,54 @@ struct Option<Value: Sendable>: DeclaredArgument, Sendable {
       type: type.optional, initial: .some(nil))
   }
 
-  var wrappedValue: Value { storage.value }
+  /// The value given, else the default.
+  public var wrappedValue: Value { storage.value }
   /// The declaration itself: `$option.wasGiven`.
-  var projectedValue: Option<Value> { self }
+  public var projectedValue: Option<Value> { self }
   /// Whether the command line gave the option (rather than its default).
-  var wasGiven: Bool { storage.wasGiven }
+  public var wasGiven: Bool { storage.wasGiven }
 }
 
 extension Option where Value == String {
   /// A required option of any text.
-  init(_ name: String, _ placeholder: String, help: String) {
+  public init(_ name: String, _ placeholder: String, help: String) {
     self.init(name, placeholder, help: help, type: .text)
   }
 }
 
 extension Option where Value == String? {
   /// An optional option of any text.
-  init(_ name: String, _ placeholder: String, help: String) {
+  public init(_ name: String, _ placeholder: String, help: String) {
     self.init(name, placeholder, help: help, type: ArgumentType<String>.text)
   }
 }
 
 /// `VALUE`: a positional argument of type `Value`, in declaration order; required unless optional.
 @propertyWrapper
-struct Argument<Value: Sendable>: DeclaredArgument, Sendable {
+public struct Argument<Value: Sendable>: DeclaredArgument, Sendable {
   private let storage: ValueSlot<Value>
   var slot: any ArgumentSlot { storage }
 
   /// A required argument shown as `placeholder`.
-  init(_ placeholder: String, help: String, type: ArgumentType<Value>) {
+  public init(_ placeholder: String, help: String, type: ArgumentType<Value>) {
     storage = ValueSlot(
       ArgumentDefinition(kind: .positional, name: placeholder, help: help, isRequired: true), type: type,
       initial: nil)
   }
 
   /// An argument that may be left out (`nil`).
-  init<Wrapped: Sendable>(_ placeholder: String, help: String, type: ArgumentType<Wrapped>)
+  public init<Wrapped: Sendable>(_ placeholder: String, help: String, type: ArgumentType<Wrapped>)
   where Value == Wrapped? {
     storage = ValueSlot(
       ArgumentDefinition(kind: .positional, name: placeholder, help: help, isRequired: false),
       type: type.optional, initial: .some(nil))
   }
 
-  var wrappedValue: Value { storage.value }
+  /// The value given.
+  public var wrappedValue: Value { storage.value }
 }
 
 extension Argument where Value == String {
   /// A required argument of any text.
-  init(_ placeholder: String, help: String) { self.init(placeholder, help: help, type: .text) }
+  public init(_ placeholder: String, help: String) { self.init(placeholder, help: help, type: .text) }
 }

@@ -3,11 +3,22 @@
 ///
 /// Modelled on swift-argument-parser's `CommandConfiguration`; the arguments themselves are the
 /// command's declarations (``Flag``, ``Option``, ``Argument``).
-struct CommandConfiguration: Sendable {
+public struct CommandConfiguration: Sendable {
   /// The command's name (`list`).
-  var name: String
+  public var name: String
   /// One line saying what it does.
-  var abstract: String
+  public var abstract: String
   /// More help text after the options.
-  var discussion: String = ""
+  public var discussion: String = ""
+
+  /// A configuration.
+  /// - Parameters:
+  ///   - name: the command's name.
+  ///   - abstract: one line saying what it does.
+  ///   - discussion: more help text after the options.
+  public init(name: String, abstract: String, discussion: String = "") {
+    self.name = name
+    self.abstract = abstract
+    self.discussion = discussion
+  }
 }

@@ -34,7 +34,12 @@ public struct BookingsProjection: Projection {
 
   /// The handlers: the simple path.
   static let handlers: [TableHandler<BookingRow>] = [
-    .create(BookingCreated.self) { BookingRow($0) },
+    // A booking is created once: a second BookingCreated of it is refused, not a replacement.
+    .custom(BookingCreated.eventType) { event, table in
+      let row = BookingRow(try event.decode(BookingCreated.self))
+      guard try table.row(forKey: .uuid(row.id)) == nil else { throw BookingError.duplicateBooking(row.id) }
+      try table.put(row)
+    },
     .delete(BookingDeleted.self, key: \.bookingID),
   ]
 
@@ -80,7 +85,11 @@ public struct BookingsProjection: Projection {
             // The row's bytes 1...16 are the booking's ID: its primary key.
             let id = UnsafeRawBufferPointer(rebasing: row[1..<17])
             try table.withState { state in
-              try state.put(row, forKey: id, in: byID)
+              // One search either way: a second BookingCreated of a booking (a device's bug, or a
+              // hostile one) is refused, and an event that comes from elsewhere is then skipped.
+              guard try state.insert(row, forKey: id, in: byID) else {
+                throw BookingError.duplicateBooking(UUID(uuid: id.loadUnaligned(as: uuid_t.self)))
+              }
               try withDateKey(date, id: id) {
                 try state.put(UnsafeRawBufferPointer(start: nil, count: 0), forKey: $0, in: byDate)
               }

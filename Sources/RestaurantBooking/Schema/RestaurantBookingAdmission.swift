@@ -9,9 +9,14 @@ import Foundation
 ///   event is *unreadable*: stored, skipped, folded in by a later build that reads it);
 /// - catalog events live on `restaurant-catalog`, booking events on `booking-<bookingID>` of
 ///   their own booking;
-/// - a `BookingCreated` is the first event of its stream, a `BookingDeleted` follows it (a second
-///   delete, from another device, is allowed: it changes nothing);
-/// - names are present and not blank; a booking's date is a real date.
+/// - names are present and not blank; a booking's date is a real date; its party size is within
+///   ``BookingRules/possiblePartySizes``.
+///
+/// No rule depends on an event's version within its stream: a stream may hold events the
+/// projections skip (from a newer app, or breaking these rules), and those change nothing about
+/// what the others mean. The order of a booking's events is the bookings projection's business:
+/// a second `BookingCreated` of a booking is refused there, a delete of a deleted booking changes
+/// nothing.
 ///
 /// Rules that may change between app versions (the party-size range, a date in the past) are
 /// not checked here: an event in the log is what happened.
@@ -55,12 +60,12 @@ public struct RestaurantBookingAdmission: EventAdmission {
       var reader = BinaryReader(bytes)
       guard let bookingID = try? reader.uuid(), (try? reader.uuid()) != nil,
         let restaurantName = try? reader.stringBytes(), let date = try? reader.date(),
-        (try? reader.int()) != nil, let customerName = try? reader.stringBytes(),
+        let partySize = try? reader.int(), let customerName = try? reader.stringBytes(),
         (try? reader.optional({ try $0.stringBytes() })) != nil, let createdAt = try? reader.date(),
         (try? reader.finish()) != nil
       else { return nil }
       let reason = createdRule(
-        event, bookingID: bookingID, customerNameIsBlank: blank(utf8: customerName),
+        event, bookingID: bookingID, partySize: partySize, customerNameIsBlank: blank(utf8: customerName),
         restaurantNameIsBlank: blank(utf8: restaurantName), date: date, createdAt: createdAt)
       return reason.map { .invalid(reason: $0) } ?? .admitted
     }
@@ -82,12 +87,14 @@ public struct RestaurantBookingAdmission: EventAdmission {
 
   /// The first rule a `BookingCreated` of these fields breaks on `event`'s stream, or `nil`.
   private static func createdRule(
-    _ event: RecordedEvent, bookingID: UUID, customerNameIsBlank: Bool, restaurantNameIsBlank: Bool,
-    date: Date, createdAt: Date
+    _ event: RecordedEvent, bookingID: UUID, partySize: Int, customerNameIsBlank: Bool,
+    restaurantNameIsBlank: Bool, date: Date, createdAt: Date
   ) -> String? {
     if let reason = bookingStream(event, bookingID) { return reason }
-    if event.version != 1 {
-      return "a BookingCreated must open its stream, but it is version \(event.version) of '\(event.stream)'"
+    if !BookingRules.possiblePartySizes.contains(partySize) {
+      return
+        "the BookingCreated has a party of \(partySize), outside \(BookingRules.possiblePartySizes.lowerBound)"
+        + "...\(BookingRules.possiblePartySizes.upperBound)"
     }
     if customerNameIsBlank { return "the BookingCreated has no customer name" }
     if restaurantNameIsBlank { return "the BookingCreated has no restaurant name" }
@@ -114,15 +121,12 @@ public struct RestaurantBookingAdmission: EventAdmission {
     switch payload {
     case let created as BookingCreated:
       return createdRule(
-        event, bookingID: created.bookingID, customerNameIsBlank: blank(created.customerName),
+        event, bookingID: created.bookingID, partySize: created.partySize,
+        customerNameIsBlank: blank(created.customerName),
         restaurantNameIsBlank: blank(created.restaurantName), date: created.date, createdAt: created.createdAt
       )
     case let deleted as BookingDeleted:
-      if let reason = bookingStream(event, deleted.bookingID) { return reason }
-      if event.version < 2 {
-        return "a BookingDeleted must follow its BookingCreated, but it opens '\(event.stream)'"
-      }
-      return nil
+      return bookingStream(event, deleted.bookingID)
     case let added as RestaurantAdded:
       if event.stream != catalog { return "a \(type) belongs on '\(catalog)', not on '\(event.stream)'" }
       return blank(added.name) ? "the RestaurantAdded has no name" : nil

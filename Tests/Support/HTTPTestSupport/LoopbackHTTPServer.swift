@@ -8,13 +8,14 @@ import Synchronization
 #endif
 
 /// A small HTTP/1.1 server for tests, on a loopback address (127.0.0.1 by default; any 127.x.y.z on
-/// Linux) and an ephemeral port, that answers what its handler says and can misbehave: slow
-/// answers, endless bodies, bodies cut short, redirects.
+/// Linux) and an ephemeral port (or a given one), that answers what its handler says and can
+/// misbehave: slow answers, endless bodies, bodies cut short, redirects, no answer at all.
 ///
-/// Shared by the HTTP client's, the Supabase source's and the hardening tests. Bounded: at most
-/// `maximumConnections` connections, a `lifetime`, request heads of at most 64 KiB, one request per
-/// connection. It never connects anywhere; it counts the connections it accepted and the body
-/// bytes it sent.
+/// Shared by the HTTP client's, the Supabase source's and the hardening tests, and by the PostgREST
+/// stand-in. Bounded: at most `maximumConnections` connections, a `lifetime`, request heads of at
+/// most 64 KiB, request bodies (by `Content-Length`; chunked request bodies are not read) of at
+/// most 64 MiB, one request per connection. It never connects anywhere; it counts the connections
+/// it accepted and the body bytes it sent.
 public final class LoopbackHTTPServer: @unchecked Sendable {
   // @unchecked Sendable: the socket is closed once (guarded by `stopped`); the counters and
   // recorded requests are atomics and a Mutex.
@@ -29,6 +30,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     public var query: [String: String]
     /// The header fields by lower-cased name.
     public var headers: [String: String]
+    /// The request body: the `Content-Length` bytes after the head (empty without one).
+    public var body: [UInt8] = []
   }
 
   /// What to answer.
@@ -48,6 +51,9 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     /// A 200 in chunked transfer encoding that sends `prefix` as one chunk and closes without the
     /// last chunk.
     case chunkedCutShort(prefix: [UInt8])
+    /// No answer: the connection is closed as soon as the handler returns (a gateway or a server
+    /// that died after reading the request).
+    case closeWithoutAnswer
 
     /// A complete response of `text` as `application/json`, with `status`.
     public static func json(_ text: String, status: Int = 200) -> Reply {
@@ -74,6 +80,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
   private let stopped = Atomic<Bool>(false)
   private let accepted = Atomic<Int>(0)
   private let sentBodyBytes = Atomic<Int>(0)
+  private let recordsRequests: Bool
   private let recorded = Mutex<[Request]>([])
   private let recordedHangUps = Mutex<[HangUp]>([])
 
@@ -92,7 +99,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     guard let url = URL(string: "http://\(host):\(port)") else { preconditionFailure("bad host \(host)") }
     return url
   }
-  /// The requests received so far, in order.
+  /// The requests received so far, in order (none when created with `recordsRequests: false`).
   public var requests: [Request] { recorded.withLock { $0 } }
   /// The clients that hung up during a `.delayed` reply, in order.
   public var hangUps: [HangUp] { recordedHangUps.withLock { $0 } }
@@ -112,12 +119,24 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
   public var bodyBytesSent: Int { sentBodyBytes.load(ordering: .sequentiallyConsistent) }
 
   /// Starts listening.
+  /// - Parameters:
+  ///   - host: the loopback address to listen on.
+  ///   - port: the port, or 0 (the default) for one the system assigns. A given port that is still
+  ///     held (by a server stopped a moment ago) fails with `EADDRINUSE`.
+  ///   - maximumConnections: how many connections it serves in all before it stops listening.
+  ///   - lifetime: how long it listens at most.
+  ///   - recordsRequests: whether ``requests`` keeps every request (with its header values and
+  ///     body); a long-running user that keeps its own log passes `false`.
+  ///   - handler: what to answer, called on the connection's thread.
+  /// - Throws: `POSIXError` when the socket cannot be made, bound or listened on.
   public init(
-    host: String = "127.0.0.1", maximumConnections: Int = 64, lifetime: Duration = .seconds(120),
-    handler: @escaping Handler
+    host: String = "127.0.0.1", port: UInt16 = 0, maximumConnections: Int = 64,
+    lifetime: Duration = .seconds(120),
+    recordsRequests: Bool = true, handler: @escaping Handler
   ) throws {
     self.host = host
     self.handler = handler
+    self.recordsRequests = recordsRequests
     self.maximumConnections = maximumConnections
     self.deadline = ContinuousClock.now + lifetime
     #if canImport(Glibc)
@@ -130,7 +149,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
+    address.sin_port = port.bigEndian
     address.sin_addr = in_addr(s_addr: inet_addr(host))
     let bound = withUnsafePointer(to: &address) {
       $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
@@ -188,18 +207,38 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     var timeout = timeval(tv_sec: 5, tv_usec: 0)
     setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    var head = [UInt8]()
+    var received = [UInt8]()
     var buffer = [UInt8](repeating: 0, count: 4096)
-    while head.count < 65_536 {
+    var headEnd: Int?
+    while headEnd == nil {
+      guard received.count < 65_536 else { return }
       let count = recv(connection, &buffer, buffer.count, 0)
       guard count > 0 else { return }
-      head.append(contentsOf: buffer[0..<count])
-      if Self.endsHead(head) { break }
+      received.append(contentsOf: buffer[0..<count])
+      headEnd = Self.headEnd(received)
     }
-    guard let request = Self.parse(String(decoding: head, as: UTF8.self)) else { return }
-    recorded.withLock { $0.append(request) }
+    guard let headEnd, var request = Self.parse(String(decoding: received[..<headEnd], as: UTF8.self)) else {
+      return
+    }
+    if let declared = request.headers["content-length"] {
+      guard let length = Int(declared), length >= 0, length <= Self.maximumRequestBodyBytes else { return }
+      if request.headers["expect"]?.lowercased() == "100-continue" && received.count == headEnd {
+        guard send(connection, Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)) else { return }
+      }
+      var body = Array(received[headEnd...])
+      while body.count < length {
+        let count = recv(connection, &buffer, min(buffer.count, length - body.count), 0)
+        guard count > 0 else { return }  // the client went away before sending its whole body
+        body.append(contentsOf: buffer[0..<count])
+      }
+      request.body = Array(body.prefix(length))
+    }
+    if recordsRequests { recorded.withLock { $0.append(request) } }
     answer(handler(request), on: connection, requestArrived: ContinuousClock.now)
   }
+
+  /// The largest request body read.
+  static let maximumRequestBodyBytes = 64 << 20
 
   /// Whether the peer closed `connection` (an orderly close or a reset), without consuming data.
   private static func peerClosed(_ connection: Int32) -> Bool {
@@ -221,10 +260,13 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         usleep(10_000)
       }
       answer(reply, on: connection, requestArrived: requestArrived)
+    case .closeWithoutAnswer:
+      return
     case .respond(let status, let headers, let body, let sendsLength):
       var text = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
       for (name, value) in headers { text += "\(name): \(value)\r\n" }
-      if sendsLength { text += "Content-Length: \(body.count)\r\n" }
+      // A 204 or 304 has no body, so no Content-Length (RFC 9110 §8.6).
+      if sendsLength && status != 204 && status != 304 { text += "Content-Length: \(body.count)\r\n" }
       text += "Connection: close\r\n\r\n"
       _ = send(connection, Array(text.utf8))
       _ = send(connection, body, counted: true)
@@ -278,13 +320,14 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     return true
   }
 
-  private static func endsHead(_ bytes: [UInt8]) -> Bool {
-    guard bytes.count >= 4 else { return false }
+  /// The index just past the head's blank line, or `nil` while it has not arrived.
+  private static func headEnd(_ bytes: [UInt8]) -> Int? {
+    guard bytes.count >= 4 else { return nil }
     for index in 0...(bytes.count - 4)
     where bytes[index] == 13 && bytes[index + 1] == 10 && bytes[index + 2] == 13 && bytes[index + 3] == 10 {
-      return true
+      return index + 4
     }
-    return false
+    return nil
   }
 
   private static func parse(_ text: String) -> Request? {
@@ -307,12 +350,23 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
   private static func reason(_ status: Int) -> String {
     switch status {
     case 200: "OK"
+    case 204: "No Content"
+    case 300: "Multiple Choices"
     case 301: "Moved Permanently"
     case 302: "Found"
     case 307: "Temporary Redirect"
-    case 404: "Not Found"
+    case 400: "Bad Request"
     case 401: "Unauthorized"
+    case 403: "Forbidden"
+    case 404: "Not Found"
+    case 405: "Method Not Allowed"
+    case 406: "Not Acceptable"
+    case 409: "Conflict"
+    case 413: "Content Too Large"
     case 500: "Internal Server Error"
+    case 502: "Bad Gateway"
+    case 503: "Service Unavailable"
+    case 504: "Gateway Timeout"
     default: "Status"
     }
   }

@@ -76,7 +76,7 @@ func run(_ invocation: Invocation) async throws {
   options.durability = .noSync
   let offset = invocation.clockOffset
   if offset != 0 { options.wallClock = { Date().addingTimeInterval(offset) } }
-  let store = try EventStore(path: invocation.path, projections: [Reviews.projection], options: options)
+  let store = try EventStore(path: invocation.path, schema: Reviews.schema, options: options)
   var random = SplitMix64(seed: invocation.seed)
   func review(_ argument: String?) throws -> Review {
     guard let text = argument, let id = UUID(uuidString: text) else {
@@ -101,7 +101,7 @@ func run(_ invocation: Invocation) async throws {
     replication.maximumBackoff = .milliseconds(500)
     return Replicator(
       store: store, transport: try PostgresTransport(url: url, statementTimeout: .seconds(20)),
-      isReplicated: Reviews.isReview, options: replication)
+      options: replication)
   }
 
   switch invocation.command {
@@ -164,7 +164,7 @@ func run(_ invocation: Invocation) async throws {
     }
     line("ok \(rows.count) reviews, \(events.count) events, \(outOfOrder) out of stamp order")
   case "pending":
-    line("\(try LocalReplica(store: store, isReplicated: Reviews.isReview).status().pending)")
+    line("\(try LocalReplica(store: store).status().pending)")
   default:
     throw Failure(description: "unknown command '\(invocation.command)'\n\(usage)")
   }

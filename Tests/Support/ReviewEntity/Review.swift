@@ -125,6 +125,15 @@ public enum Reviews {
   /// Whether `stream` is a review's: the streams that replicate.
   @Sendable public static func isReview(_ stream: StreamID) -> Bool { stream.rawValue.hasPrefix("review-") }
 
+  /// The reviews as an app's data: their event types, the projection, and their streams shared
+  /// between devices.
+  public static let schema = AppSchema(
+    name: "reviews",
+    eventTypes: [
+      ReviewPosted.self, ReviewRated.self, ReviewRetitled.self, ReviewReworded.self, ReviewDeleted.self,
+    ],
+    projections: [projection], replicatedStreams: StreamSelection(prefixes: ["review-"]))
+
   /// The rows the convergent rule gives `events`, worked out without the table engine (the
   /// checks' oracle): for each review, its events sorted by stamp (recorded-at to the microsecond,
   /// then the event ID's bytes), folded from no row; an update of no row changes nothing.

@@ -17,6 +17,9 @@ public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible, L
   case invalidDate(String, reason: String)
   /// Refreshes kept changing the catalog while the booking was being made.
   case catalogBusy(attempts: Int)
+  /// A second `BookingCreated` of a booking that exists (the bookings projection refuses it;
+  /// one that came from another device is skipped).
+  case duplicateBooking(UUID)
 
   /// The description: `LocalizedError`'s text is the same sentence.
   public var errorDescription: String? { description }
@@ -38,6 +41,8 @@ public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible, L
       "field 'date': \(date) \(reason)"
     case .catalogBusy(let attempts):
       "the restaurant catalog kept changing while booking (\(attempts) attempts)"
+    case .duplicateBooking(let id):
+      "booking \(id.uuidString.lowercased()) is created already: a second BookingCreated of it is refused"
     }
   }
 }

@@ -7,8 +7,13 @@ import Foundation
 /// - The date is a real date, not in the past (at the moment of creation), and not after
 ///   ``latestDate`` (the last date ISO 8601 can write with a four-digit year).
 public enum BookingRules {
-  /// The allowed party sizes.
+  /// The allowed party sizes for a new booking (this app version's policy).
   public static let partySizes: ClosedRange<Int> = 1...20
+
+  /// The party sizes any stored booking has, whatever app version made it: the domain's
+  /// invariant, which admission checks on events from elsewhere (``partySizes`` may change
+  /// between versions; a party of 0 or of a million never was a booking).
+  public static let possiblePartySizes: ClosedRange<Int> = 1...1_000
 
   /// The latest date a booking may be for: 9999-12-31T23:59:59Z.
   public static let latestDate = Date(timeIntervalSince1970: 253_402_300_799)

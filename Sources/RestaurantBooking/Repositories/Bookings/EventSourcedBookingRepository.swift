@@ -20,7 +20,7 @@ public final class EventSourcedBookingRepository: BookingRepository {
 
   /// Creates the repository.
   /// - Parameters:
-  ///   - store: an event store opened with ``RestaurantBookingSchema/projections``.
+  ///   - store: an event store opened with `AppSchema.restaurantBooking`.
   ///   - origin: the events' origin metadata, for example `app` or `cli`.
   ///   - now: the clock for `createdAt` and the date rule.
   public convenience init(
@@ -65,7 +65,8 @@ public final class EventSourcedBookingRepository: BookingRepository {
         let view = try snapshot.projection(RestaurantQueries.projection)
         return (
           try RestaurantQueries.restaurant(id: restaurantID, in: view),
-          try RestaurantQueries.catalogVersion(in: view)
+          // The stream's own version, skipped events included: what the append checks.
+          try snapshot.version(of: RestaurantBookingStreams.catalog)
         )
       }
       guard let restaurant else { throw BookingError.unknownRestaurant(restaurantID) }
@@ -92,24 +93,37 @@ public final class EventSourcedBookingRepository: BookingRepository {
     throw BookingError.catalogBusy(attempts: Self.maximumAttempts)
   }
 
-  /// Deletes the booking `id`: appends ``BookingDeleted`` to its stream, expecting its one event.
+  /// Deletes the booking `id`: appends ``BookingDeleted`` to its stream, expecting the stream's
+  /// version as it was when the booking was found listed.
+  ///
+  /// Whether the booking exists is the projection's answer, not the stream's version: a stream
+  /// may hold events the projections skip (pulled from a newer app, or breaking the domain's
+  /// rules), and they change nothing about the booking.
   /// - Parameter id: the booking's ID.
   /// - Throws: ``BookingError/unknownBooking(_:)`` or ``BookingError/alreadyDeleted(_:)`` (also
   ///   when another deletion commits first), or the event store's error.
   public func delete(id: UUID) async throws {
     let stream = RestaurantBookingStreams.booking(id)
-    switch try store.version(of: stream) {
-    case 0: throw BookingError.unknownBooking(id)
-    case 1: break
-    default: throw BookingError.alreadyDeleted(id)
-    }
     let event = try NewEvent(
       BookingDeleted(bookingID: id), metadata: EventMetadata(correlationID: UUID(), origin: origin))
-    do {
-      try await store.append([event], to: stream, expectedVersion: .exactly(1))
-    } catch EventStoreError.wrongExpectedVersion(let failed, _, _) where failed == stream {
-      throw BookingError.alreadyDeleted(id)
+    for _ in 0..<Self.maximumAttempts {
+      let (listed, version) = try store.read { snapshot in
+        (
+          try BookingQueries.booking(id: id, in: snapshot.projection(BookingQueries.projection)) != nil,
+          try snapshot.version(of: stream)
+        )
+      }
+      guard listed else {
+        throw version == 0 ? BookingError.unknownBooking(id) : BookingError.alreadyDeleted(id)
+      }
+      do {
+        try await store.append([event], to: stream, expectedVersion: .exactly(version))
+        return
+      } catch EventStoreError.wrongExpectedVersion(let failed, _, _) where failed == stream {
+        continue  // the stream moved (a pull, another deletion): look again
+      }
     }
+    throw BookingError.alreadyDeleted(id)
   }
 
   /// - Complexity: O(n), one sequential scan.

@@ -20,7 +20,7 @@ public final class EventSourcedRestaurantRepository: RestaurantRepository {
 
   /// Creates the repository.
   /// - Parameters:
-  ///   - store: an event store opened with ``RestaurantBookingSchema/projections``.
+  ///   - store: an event store opened with `AppSchema.restaurantBooking`.
   ///   - source: where refreshes fetch the catalog.
   ///   - origin: the events' origin metadata, for example `app`, `cli` or `sync`.
   ///   - now: the clock for `fetchedAt`.
@@ -55,7 +55,10 @@ public final class EventSourcedRestaurantRepository: RestaurantRepository {
     for _ in 0..<Self.maximumAttempts {
       let (current, version) = try store.read { snapshot in
         let view = try snapshot.projection(RestaurantQueries.projection)
-        return (try RestaurantQueries.allByID(in: view), try RestaurantQueries.catalogVersion(in: view))
+        // The stream's own version, skipped events included: what the append checks.
+        return (
+          try RestaurantQueries.allByID(in: view), try snapshot.version(of: RestaurantBookingStreams.catalog)
+        )
       }
       let diff = RestaurantDiff.compute(current: current, fetched: fetched)
       let events = try diff.events(source: source.sourceDescription, fetchedAt: fetchedAt, metadata: metadata)

@@ -1,4 +1,5 @@
 import EventLog
+import EventLogCLI
 import Foundation
 import RestaurantBooking
 
@@ -39,7 +40,8 @@ struct RestaurantsSyncCommand: CLICommand {
       throw UsageError("'--from \(from)' needs an API key: give '--api-key <KEY>' or set SUPABASE_ANON_KEY")
     }
     if from == "-" && StandardStreams.wasClosed(0) { throw InputError(name: from, reason: "it is closed") }
-    let source = try context.dependencies.restaurantSource(from, isRemote ? key : nil)
+    let commands = try context.plugin(RestaurantBookingCommands.self)
+    let source = try commands.restaurantSource(from, isRemote ? key : nil)
     // An existing environment is opened first, so that a broken one is reported before any
     // fetching; a new one is created only once the whole snapshot is here, so that a sync that
     // cannot fetch one creates nothing.
@@ -63,7 +65,7 @@ struct RestaurantsSyncCommand: CLICommand {
     }
     let store = try existing ?? context.openStore(.create)
     let snapshot = FetchedRestaurants(sourceDescription: source.sourceDescription, rows: rows)
-    let repository = context.dependencies.restaurantRepository(store, snapshot)
+    let repository = commands.restaurantRepository(store, snapshot)
     let summary = try await repository.refresh()
     if json {
       context.console.print(
@@ -89,8 +91,8 @@ struct RestaurantsListCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
-    let restaurants = try await context.dependencies.restaurantRepository(store, NoRestaurantSource())
-      .getAll()
+    let restaurants = try await context.plugin(RestaurantBookingCommands.self)
+      .restaurantRepository(store, NoRestaurantSource()).getAll()
     if json {
       context.console.print(JSONValue.array(restaurants.map(DomainJSON.restaurant)).rendered())
     } else {

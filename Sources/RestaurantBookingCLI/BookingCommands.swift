@@ -1,4 +1,5 @@
 import EventLog
+import EventLogCLI
 import Foundation
 import RestaurantBooking
 
@@ -25,7 +26,8 @@ struct BookingsCreateCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.write)
-    let restaurants = context.dependencies.restaurantRepository(store, NoRestaurantSource())
+    let commands = try context.plugin(RestaurantBookingCommands.self)
+    let restaurants = commands.restaurantRepository(store, NoRestaurantSource())
     let restaurantID: UUID
     if let id = UUID(uuidString: restaurant) {
       restaurantID = id
@@ -42,7 +44,7 @@ struct BookingsCreateCommand: CLICommand {
       }
       restaurantID = first.id
     }
-    let booking = try await context.dependencies.bookingRepository(store).create(
+    let booking = try await commands.bookingRepository(store).create(
       restaurantID: restaurantID, date: date, partySize: party, customerName: name, notes: notes)
     if json {
       context.console.print(DomainJSON.booking(booking).rendered())
@@ -62,7 +64,7 @@ struct BookingsDeleteCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.write)
-    try await context.dependencies.bookingRepository(store).delete(id: id)
+    try await context.plugin(RestaurantBookingCommands.self).bookingRepository(store).delete(id: id)
     context.console.print("deleted booking \(id.uuidString.lowercased())")
   }
 }
@@ -77,7 +79,7 @@ struct BookingsListCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
-    let bookings = try await context.dependencies.bookingRepository(store).getAll()
+    let bookings = try await context.plugin(RestaurantBookingCommands.self).bookingRepository(store).getAll()
     if json {
       context.console.print(JSONValue.array(bookings.map(DomainJSON.booking)).rendered())
     } else {
