@@ -104,6 +104,36 @@ struct HybridClockTests {
   }
 
   @Test(
+    "appends leave the stored clock alone (the head's record carries it); an ingest leaving it above the head stores it"
+  )
+  func clockIsStoredOnlyWhenNeeded() async throws {
+    let dir = TemporaryDirectory()
+    let clock = TestClock(Self.start)
+    let store = try EventStore(path: dir.environment(), options: clock.options)
+    func stored() throws -> Int64? {
+      try store.environment.read { txn in try WriteBatch.storedClock(in: txn, schema: store.schema) }
+    }
+    #expect(try stored() == 0, "stored once, by the open of a new environment")
+    for index in 0..<5 {
+      clock.set(Self.start.addingTimeInterval(Double(index)))
+      try await store.append([try note("local \(index)")], to: "s")
+    }
+    var newer = try note("pulled, newer than every local event")
+    newer.recordedAt = Self.start.addingTimeInterval(60)
+    try await store.ingest([IngestedEvent(stream: "s", event: newer)])
+    #expect(try stored() == 0, "appends and an ingest that ends on the latest event write no clock")
+    var older = try note("pulled, older")
+    older.recordedAt = Self.start.addingTimeInterval(-60)
+    try await store.ingest([IngestedEvent(stream: "s", event: older)])
+    #expect(try stored() == Self.micros(60))
+    try await store.append([try note("after")], to: "s")
+    #expect(try store.event(at: 8)?.recordedAt.microsecondsSince1970 == Self.micros(60) + 1)
+    #expect(try stored() == Self.micros(60), "the head carries the clock again: nothing written")
+  }
+
+  static func micros(_ seconds: Double) -> Int64 { start.addingTimeInterval(seconds).microsecondsSince1970 }
+
+  @Test(
     "appends stamped in the log's order are strictly increasing, and their stamps order them as the log does")
   func stampsFollowTheLog() async throws {
     let dir = TemporaryDirectory()
