@@ -164,9 +164,11 @@ let package = Package(
     .testTarget(
       name: "RestaurantBookingTests",
       dependencies: ["RestaurantBooking", "EventLog", "HTTPTestSupport", "TestKit"]),
+    // Fixtures/format3: an environment written by the last format-3 build (its README says how).
     .testTarget(
       name: "EventLogCLITests",
-      dependencies: ["EventLogCLI", "RestaurantBookingCLI", "EventLog", "RestaurantBooking", "TestKit"]),
+      dependencies: ["EventLogCLI", "RestaurantBookingCLI", "EventLog", "RestaurantBooking", "TestKit"],
+      resources: [.copy("Fixtures")]),
     // Crashes (kill -9), map growth and dead readers across processes, concurrency.
     .testTarget(
       name: "ReliabilityTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB", "TestKit"]),

@@ -1,72 +1,70 @@
 import EventLog
 import Foundation
 
-/// Turns a local event's binary payload into the JSON object the server stores, and a pulled
-/// JSON payload back into what this log stores.
+/// Turns a local event's payload into the JSON object the server stores, and a pulled JSON
+/// payload back into what this log stores, with the store's event types and the layouts its
+/// environment recorded (``EventStore/payloadTranscoder()``).
 ///
 /// The server keeps payloads as `jsonb` in the JSON form `export` writes, so that SQL reads a
-/// field (`payload->>'customerName'`). A payload this build has no lossless JSON form for (an
-/// unknown type, an older schema version, a value whose JSON does not give back the same bytes)
-/// travels as `{"$binary": "<base64 of the stored bytes>"}`, and comes back as the same bytes.
+/// field (`payload->>'customerName'`). Binary to JSON to binary gives the same bytes (the
+/// transcoder's guarantee, dates included). A payload this build has no JSON form for at its own
+/// schema version (an unknown type without a recorded layout, an older version this build only
+/// upcasts) travels as `{"$binary": "<Base64>", "$schemaVersion": n}` and comes back as the same
+/// bytes. A pulled JSON payload that neither the event types nor a layout read is stored as JSON
+/// (``PayloadEncoding/json``), skipped by the projections until a build that reads it opens the
+/// log.
 package struct PayloadConversion: Sendable {
-  /// The app's event types.
-  package let registry: EventTypeRegistry
+  /// The transcoder: the store's event types and the layouts recorded when it was made.
+  package let transcoder: PayloadTranscoder
 
-  /// A conversion with `registry`'s JSON forms.
-  package init(registry: EventTypeRegistry) { self.registry = registry }
+  /// A conversion with `store`'s event types and recorded layouts.
+  package init(store: EventStore) throws { transcoder = try store.payloadTranscoder() }
+
+  /// A conversion with `transcoder`.
+  package init(transcoder: PayloadTranscoder) { self.transcoder = transcoder }
 
   /// What a pulled payload becomes in this log.
-  package enum Incoming: Sendable, Hashable {
-    /// The binary payload to store.
-    case binary([UInt8])
+  package enum Incoming: Sendable {
+    /// The event to store (its payload in binary, or kept as JSON).
+    case event(NewEvent)
     /// This build cannot store it, and why.
     case unconvertible(String)
   }
 
   /// The JSON object the server stores for `event`'s payload.
   package func outgoing(_ event: RecordedEvent) -> [UInt8] {
-    if registry.schemaVersion(of: event.type) == event.schemaVersion,
-      let json = try? registry.json(of: event),
-      let back = try? registry.payload(fromJSON: json, type: event.type),
-      back.schemaVersion == event.schemaVersion, back.bytes == event.payload
-    {
-      return Array(json)
+    let rendered = transcoder.json(of: event)
+    guard rendered.schemaVersion == event.schemaVersion else {
+      // Upcast to a newer shape: the server keeps the event as it is, in binary.
+      return Array(Self.binaryObject(event))
     }
-    return Self.binaryObject(event.payload)
+    return Array(rendered.json)
   }
 
-  /// The payload to store for a pulled event.
+  /// The event to store for a pulled one.
   package func incoming(_ event: ServerEvent) -> Incoming {
-    if let bytes = Self.binary(inObject: event.payload) { return .binary(bytes) }
-    guard registry.schemaVersion(of: event.type) == event.schemaVersion else {
-      return .unconvertible(
-        "this build has no binary form for '\(event.type)' schema version \(event.schemaVersion) from JSON")
-    }
+    let json = Data(event.payload)
     do {
-      return .binary(try registry.payload(fromJSON: Data(event.payload), type: event.type).bytes)
+      return .event(
+        try transcoder.event(
+          id: event.id, type: event.type, schemaVersion: event.schemaVersion, payloadJSON: json,
+          metadata: event.metadata, recordedAt: event.recordedAt))
     } catch {
-      return .unconvertible("the '\(event.type)' payload does not decode from its JSON: \(error)")
+      // JSON that contradicts what this build knows of the type: kept as it came all the same
+      // (the projections skip it), so that the log holds every event of the owner.
+      guard
+        let kept = try? NewEvent(
+          id: event.id, type: event.type, schemaVersion: event.schemaVersion, jsonPayload: json,
+          metadata: event.metadata, recordedAt: event.recordedAt)
+      else { return .unconvertible("\(error)") }
+      return .event(kept)
     }
   }
 
-  /// `{"$binary":"<base64>"}`.
-  package static func binaryObject(_ bytes: [UInt8]) -> [UInt8] {
-    Array(#"{"$binary":""#.utf8) + Array(Data(bytes).base64EncodedString().utf8) + Array(#""}"#.utf8)
-  }
-
-  /// The bytes of a `{"$binary": "<base64>"}` object (as this build writes it, or as `jsonb`
-  /// prints it back, with a space after the colon), or `nil` for any other JSON.
-  package static func binary(inObject json: [UInt8]) -> [UInt8]? {
-    for prefix in [#"{"$binary":""#, #"{"$binary": ""#] {
-      let head = Array(prefix.utf8)
-      guard json.count >= head.count + 2, json.starts(with: head), json.suffix(2).elementsEqual(#""}"#.utf8)
-      else { continue }
-      let text = json[head.count..<(json.count - 2)]
-      guard !text.contains(UInt8(ascii: "\"")), !text.contains(UInt8(ascii: "\\")),
-        let data = Data(base64Encoded: Data(text))
-      else { return nil }
-      return Array(data)
-    }
-    return nil
+  /// `{"$binary":"<Base64>","$schemaVersion":n}` of `event`'s stored bytes.
+  static func binaryObject(_ event: RecordedEvent) -> Data {
+    Data(
+      #"{"$binary":"\#(Data(event.payload).base64EncodedString())","$schemaVersion":\#(event.schemaVersion)}"#
+        .utf8)
   }
 }

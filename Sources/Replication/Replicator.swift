@@ -117,11 +117,11 @@ public final class Replicator: Sendable {
   public let isReplicated: @Sendable (StreamID) -> Bool
   /// Batching, paging and retrying.
   public let options: ReplicationOptions
-  let conversion: PayloadConversion
 
   /// Creates a replicator of `store`'s replicated streams (its schema's
   /// ``EventLog/AppSchema/replicatedStreams``), whose payloads take their JSON form on the server
-  /// from its schema's event types (a type it does not know travels as `{"$binary": …}`).
+  /// from its schema's event types and the layouts its environment recorded (a payload without
+  /// either travels as `{"$binary": …}`).
   /// - Parameters:
   ///   - store: the local log.
   ///   - transport: the server.
@@ -134,7 +134,6 @@ public final class Replicator: Sendable {
     let streams = store.appSchema.replicatedStreams
     self.isReplicated = { streams.contains($0) }
     self.options = options
-    self.conversion = PayloadConversion(registry: store.appSchema.eventTypes)
   }
 
   private var deviceID: UUID {
@@ -288,10 +287,12 @@ public final class Replicator: Sendable {
         try await store.updateState(changes)
       }
       var summary = PushSummary()
+      let conversion = try PayloadConversion(store: store)
       let total = try local.outbox(after: mark).count
       var done = 0
       while !shouldStop() {
-        let (batch, through) = try collect(after: mark, limit: max(1, min(options.pushBatchSize, 1_000)))
+        let (batch, through) = try collect(
+          after: mark, limit: max(1, min(options.pushBatchSize, 1_000)), conversion: conversion)
         if batch.isEmpty {
           if through > mark {
             mark = through
@@ -375,7 +376,9 @@ public final class Replicator: Sendable {
   }
 
   /// The outbox events after `mark`, up to `limit`, and the last local sequence looked at.
-  private func collect(after mark: UInt64, limit: Int) throws -> ([OutgoingEvent], UInt64) {
+  private func collect(
+    after mark: UInt64, limit: Int, conversion: PayloadConversion
+  ) throws -> ([OutgoingEvent], UInt64) {
     var batch: [OutgoingEvent] = []
     var through = mark
     while batch.count < limit {
@@ -434,6 +437,7 @@ public final class Replicator: Sendable {
         )
       }
       var summary = PullSummary()
+      let conversion = try PayloadConversion(store: store)
       let pageSize = max(1, options.pullPageSize)
       // The next page is fetched while this one is stored: the server's and the transport's work
       // hides behind the local durable commit. Positions are gap-free, so the next page starts
@@ -466,7 +470,8 @@ public final class Replicator: Sendable {
         if page.count == pageSize || last.position < serverHead {
           prefetched = Task { try await self.fetch(after: next, onRetry: onRetry) }
         }
-        let outcome = try await storePage(page, after: cursor, acked: acked, summary: &summary)
+        let outcome = try await storePage(
+          page, after: cursor, acked: acked, conversion: conversion, summary: &summary)
         if let reason = outcome { try await diverge(reason) }
         cursor = next
         progress?(
@@ -507,6 +512,7 @@ public final class Replicator: Sendable {
   ///   acknowledged is not where it said; else `nil`.
   private func storePage(
     _ page: [PulledRow], after cursor: PullCursor, acked: [(key: [UInt8], value: [UInt8])],
+    conversion: PayloadConversion,
     summary: inout PullSummary
   ) async throws -> String? {
     guard let last = page.last else { return nil }
@@ -534,13 +540,8 @@ public final class Replicator: Sendable {
         unstorable = "the stream '\(event.stream)' is not replicated by this app"
       case .event(let event):
         switch conversion.incoming(event) {
-        case .binary(let payload):
-          events.append(
-            IngestedEvent(
-              stream: event.stream,
-              event: NewEvent(
-                id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: payload,
-                metadata: event.metadata, recordedAt: event.recordedAt)))
+        case .event(let stored):
+          events.append(IngestedEvent(stream: event.stream, event: stored))
           sources.append(event)
           continue
         case .unconvertible(let reason):

@@ -192,8 +192,11 @@ struct CommandLineTests {
     #expect(lines.count == head)
     for (index, line) in lines.enumerated() {
       let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+      // The contract's keys, and the schema version; the line of an event whose append recorded
+      // a layout revision also carries it ("layout").
       #expect(
-        Set(event.keys) == ["seq", "id", "stream", "version", "type", "recordedAt", "payload", "metadata"])
+        Set(event.keys).subtracting(["layout"])
+          == ["seq", "id", "stream", "version", "type", "schemaVersion", "recordedAt", "payload", "metadata"])
       #expect(event["seq"] as? Int == index + 1)
     }
     let shown = try #require(try json(try cli("show", "1", "--json")) as? [String: Any])

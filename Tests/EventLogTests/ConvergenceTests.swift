@@ -126,7 +126,7 @@ struct ConvergenceTests {
           rating: 1 + below(5), title: "title \(step)", text: "text \(step)",
           postedAt: base.addingTimeInterval(elapsed))
         trace.append("\(step): \(device.name) posts \(review.id)")
-        try await device.append(ReviewPosted(review: review), to: review.id, new: true)
+        try await device.append(ReviewEntity.ReviewPosted(review: review), to: review.id, new: true)
       case 22..<60 where !live.isEmpty:
         let id = live[below(live.count)].id
         switch below(3) {

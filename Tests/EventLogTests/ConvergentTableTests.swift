@@ -65,7 +65,7 @@ struct ConvergentTableTests {
     let store = try open(dir)
     let id = UUID()
     try await store.ingest([
-      try Self.at(0, ReviewPosted(review: Self.review(id)), stream: id),
+      try Self.at(0, ReviewEntity.ReviewPosted(review: Self.review(id)), stream: id),
       try Self.at(20, ReviewRated(id: id, rating: 5), stream: id),
       try Self.at(30, ReviewRetitled(id: id, title: "latest"), stream: id),
     ])
@@ -95,8 +95,8 @@ struct ConvergentTableTests {
     let store = try open(dir)
     let (kept, deleted) = (UUID(), UUID())
     try await store.ingest([
-      try Self.at(0, ReviewPosted(review: Self.review(kept)), stream: kept),
-      try Self.at(0, ReviewPosted(review: Self.review(deleted)), stream: deleted),
+      try Self.at(0, ReviewEntity.ReviewPosted(review: Self.review(kept)), stream: kept),
+      try Self.at(0, ReviewEntity.ReviewPosted(review: Self.review(deleted)), stream: deleted),
       try Self.at(10, ReviewRated(id: deleted, rating: 4), stream: deleted),
       try Self.at(20, ReviewDeleted(id: deleted), stream: deleted),
     ])
@@ -113,11 +113,13 @@ struct ConvergentTableTests {
     // and stamped before it, stays deleted.
     let unseen = UUID()
     try await store.ingest([try Self.at(40, ReviewDeleted(id: unseen), stream: unseen)])
-    try await store.ingest([try Self.at(35, ReviewPosted(review: Self.review(unseen)), stream: unseen)])
+    try await store.ingest([
+      try Self.at(35, ReviewEntity.ReviewPosted(review: Self.review(unseen)), stream: unseen)
+    ])
     #expect(try rows(store).map(\.id) == [kept])
     // A post stamped after the delete makes the row again (a new row under the same key).
     try await store.ingest([
-      try Self.at(50, ReviewPosted(review: Self.review(unseen, rating: 1)), stream: unseen)
+      try Self.at(50, ReviewEntity.ReviewPosted(review: Self.review(unseen, rating: 1)), stream: unseen)
     ])
     #expect(Set(try rows(store).map(\.id)) == [kept, unseen])
     #expect(try store.firstDifference(from: store.replay()) == nil)
@@ -138,7 +140,7 @@ struct ConvergentTableTests {
       IngestedEvent(stream: stream, event: event.event)
     }
     try await store.ingest([
-      try Self.at(0, ReviewPosted(review: Self.review(id)), stream: id),
+      try Self.at(0, ReviewEntity.ReviewPosted(review: Self.review(id)), stream: id),
       try Self.at(20, ReviewRated(id: id, rating: 5), stream: id),
       inStream(try Self.at(25, ReviewReworded(id: id, text: "moderated"), stream: id), elsewhere),
       try Self.at(27, ReviewRetitled(id: id, title: "forbidden"), stream: id),  // skipped
@@ -168,7 +170,8 @@ struct ConvergentTableTests {
       try await store.append([try NewEvent(ReviewRated(id: id, rating: 2))], to: Reviews.stream(id))
     }
     #expect(try store.head() == 0)
-    try await store.append([try NewEvent(ReviewPosted(review: Self.review(id)))], to: Reviews.stream(id))
+    try await store.append(
+      [try NewEvent(ReviewEntity.ReviewPosted(review: Self.review(id)))], to: Reviews.stream(id))
     try await store.append([try NewEvent(ReviewDeleted(id: id))], to: Reviews.stream(id))
     try await store.append([try NewEvent(ReviewRated(id: id, rating: 2))], to: Reviews.stream(id))
     #expect(try rows(store).isEmpty)
@@ -184,7 +187,8 @@ struct ConvergentTableTests {
     var random = SplitMix64(seed: UInt64(chunk))
     let ids = (0..<4).map { _ in random.uuid() }
     for id in ids {
-      try await store?.ingest([try Self.at(0, ReviewPosted(review: Self.review(id)), stream: id)])
+      try await store?.ingest([try Self.at(0, ReviewEntity.ReviewPosted(review: Self.review(id)), stream: id)]
+      )
     }
     func edits(_ count: Int) throws -> [IngestedEvent] {
       try (0..<count).map { _ in
@@ -222,7 +226,9 @@ struct ConvergentTableTests {
     #expect(Reviews.projection.tables == ["by-id", "by-restaurant", "by-rating", ".stamps"])
     let postsOnly = TableProjection<Review>(
       name: "posts", version: 7, primaryKey: .uuid(\.id),
-      handlers: [.create(ReviewPosted.self) { $0.review }, .delete(ReviewDeleted.self, key: \.id)])
+      handlers: [
+        .create(ReviewEntity.ReviewPosted.self) { $0.review }, .delete(ReviewDeleted.self, key: \.id),
+      ])
     #expect(postsOnly.version == 7)
     #expect(postsOnly.tables == ["by-id"])
   }
@@ -234,7 +240,8 @@ struct ConvergentTableTests {
     let dir = TemporaryDirectory()
     let id = UUID()
     var store: EventStore? = try open(dir)
-    try await store?.append([try NewEvent(ReviewPosted(review: Self.review(id)))], to: Reviews.stream(id))
+    try await store?.append(
+      [try NewEvent(ReviewEntity.ReviewPosted(review: Self.review(id)))], to: Reviews.stream(id))
     try await store?.append([try NewEvent(ReviewRated(id: id, rating: 5))], to: Reviews.stream(id))
     await close(&store)
     // As an older engine leaves it: version 1, no stamps.

@@ -67,8 +67,8 @@ struct RecordTests {
     let fields = RecordCodec.Fields(
       sequence: 3, version: 1, recordedAtMicroseconds: 1, event: try note("x"), stream: "stream")
     var bytes = RecordCodec.encode(fields)
-    // Flag bit 2, a reserved byte, or the first byte of the stream ID made an invalid UTF-8 lead byte.
-    bytes[offset] = offset == 1 ? 0x04 : (offset == 56 ? 0xFF : 0x01)
+    // Flag bit 3, a reserved byte, or the first byte of the stream ID made an invalid UTF-8 lead byte.
+    bytes[offset] = offset == 1 ? 0x08 : (offset == 56 ? 0xFF : 0x01)
     let body = bytes.count - 4
     let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<body])) }
     withUnsafeBytes(of: crc.littleEndian) { bytes.replaceSubrange(body..., with: $0) }

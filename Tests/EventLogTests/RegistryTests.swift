@@ -54,7 +54,10 @@ struct RegistryTests {
     #expect(ISO8601.date(from: "tomorrow") == nil)
     #expect(ISO8601.date(from: "2026-13-01T00:00:00Z") == nil)
     #expect(ISO8601.date(from: "2026-11-30t18:30:00z") == ISO8601.date(from: "2026-11-30T18:30:00Z"))
-    #expect(ISO8601.date(from: "2026-11-30T18:30:00.1234567Z")?.timeIntervalSince1970 == 1_796_063_400.123456)
+    // Every fraction digit counts (before format 4, digits past the sixth were dropped).
+    #expect(
+      ISO8601.date(from: "2026-11-30T18:30:00.1234567Z")?.timeIntervalSinceReferenceDate
+        == 817_756_200.123_456_7)
     #expect(ISO8601.date(from: "1969-12-31T23:59:59.5Z")?.timeIntervalSince1970 == -0.5)
     #expect(ISO8601.date(from: "2024-02-29T00:00:00Z") != nil, "a leap day")
   }

@@ -5,6 +5,7 @@ import PostgresTestSupport
 import Replication
 import ReplicationPostgres
 import RestaurantBooking
+import TestKit
 import Testing
 
 /// Failures: clear errors, nothing lost, nothing marked that the server did not take.
@@ -196,4 +197,67 @@ struct FailureTests {
     // And they are stored verbatim: pushed on from here, they are the same events.
     #expect(try older.store.event(at: 2)?.payload == [1, 2, 3])
   }
+
+  /// Issue 23: payloads are JSON on the server. A newer app's event type travels as its JSON
+  /// (SQL reads its fields); a device of an older build stores it as it came (JSON), skips it,
+  /// renders it in `log --json` and `export` as it is, and folds it in once a build that knows
+  /// the type opens the log.
+  @Test func aNewerAppsEventTravelsAsJSONAndIsFoldedByABuildThatKnowsIt() async throws {
+    let fixture = try await ServerFixture()
+    let customer = try fixture.customer()
+    let newer = try Device(customer, schema: NotedBookings.schema)
+    let restaurant = try await newer.addRestaurant()
+    let booking = try await newer.book(restaurant)
+    let noted = BookingNoted(bookingID: booking.id, note: "window seat, please", at: Date())
+    try await newer.store.append(
+      [try NewEvent(noted)], to: RestaurantBookingStreams.booking(booking.id), expectedVersion: .exactly(1))
+    #expect(try await newer.push().pushed == 2)
+    let sql = try PostgresConnection(
+      PostgresConfiguration(url: fixture.server.url(database: fixture.database)))
+    let note = try sql.query(
+      "SELECT payload->>'note' AS note FROM eventlog.events WHERE type = 'BookingNoted'",
+      purpose: "read a field")
+    #expect(try note.string(0, "note") == "window seat, please")
+
+    let directory = TemporaryDirectory("older")
+    var older: Device? = try Device(customer, at: directory)
+    try await older?.addRestaurant(id: restaurant)
+    let pulled = try await older?.pull()
+    #expect(pulled?.pulled == 2 && pulled?.unreadable == 1, "\(String(describing: pulled))")
+    let stored = try #require(try older?.store.event(at: 3))
+    #expect(stored.payloadEncoding == .json)
+    let rendered = try #require(try older?.store.payloadJSON(of: stored))
+    #expect(rendered.form == .stored)
+    #expect(String(decoding: rendered.json, as: UTF8.self).contains(#""note":"window seat, please""#))
+    #expect(try older?.store.skippedEvents().map(\.kind) == [.unreadable])
+    try older?.expectHealthy()
+    // Pushed on from here, it is the same event.
+    #expect(try await older?.push().rejected == 0)
+
+    weak let released = older?.store
+    older = nil
+    for _ in 0..<2_000 where released != nil { try await Task.sleep(for: .milliseconds(1)) }
+    #expect(released == nil, "the older device's store was not released")
+    let upgraded = try EventStore(path: directory.environment(), schema: NotedBookings.schema, options: .fast)
+    #expect(try upgraded.skippedCount() == 0)
+    #expect(try upgraded.event(at: 3).map { try $0.decode(BookingNoted.self) } == noted)
+    #expect(try upgraded.verify().ok)
+  }
+}
+
+/// A newer app: the restaurant-booking schema and a note on a booking.
+struct BookingNoted: EventPayload, Equatable {
+  static let eventType = "BookingNoted"
+  var bookingID: UUID
+  var note: String
+  var at: Date
+}
+
+enum NotedBookings {
+  static let schema = AppSchema(
+    name: "noted-bookings",
+    composing: [
+      .restaurantBooking,
+      AppSchema(name: "notes", eventTypes: [BookingNoted.self]),
+    ])
 }

@@ -74,10 +74,10 @@ final class Device: Sendable {
 
   init(
     _ customer: Customer, options: ReplicationOptions = Device.quickOptions,
-    at directory: TemporaryDirectory = TemporaryDirectory("device")
+    at directory: TemporaryDirectory = TemporaryDirectory("device"), schema: AppSchema = .restaurantBooking
   ) throws {
     self.directory = directory
-    store = try EventStore(path: directory.environment(), schema: .restaurantBooking, options: .fast)
+    store = try EventStore(path: directory.environment(), schema: schema, options: .fast)
     transport = try PostgresTransport(url: customer.url, statementTimeout: .seconds(20))
     replicator = Replicator(store: store, transport: transport, options: options)
   }

@@ -20,11 +20,13 @@ struct RowLayoutTests {
       var expected: [UInt8] = [1]
       expected += Self.bytes(of: Self.id1.uuid) + Self.bytes(of: Self.id2.uuid)
       expected += [0xC8, 0x01] + Array(longName.utf8)
-      expected += Self.bytes(of: (1_900_000_000.5 as Double).bitPattern.littleEndian)
+      // Dates: the 8 bytes `BinaryEncoder` writes for a `Date` (format 4; before, the seconds
+      // since 1970, which did not round-trip).
+      expected += try BinaryEncoder().encode(Date(timeIntervalSince1970: 1_900_000_000.5))
       expected += Self.bytes(of: UInt64(4).littleEndian)
       expected += [3] + Array("Ada".utf8)
       expected += notes.map { [1, UInt8($0.utf8.count)] + Array($0.utf8) } ?? [0]
-      expected += Self.bytes(of: (-1.25 as Double).bitPattern.littleEndian)
+      expected += Self.bytes(of: (-1.25 - 978_307_200 as Double).bitPattern.littleEndian)
       #expect(row.bytes == expected)
       #expect(try BookingRow(row.bytes) == row)
       // The index's fast path reads the same key from the stored bytes as its column makes.

@@ -69,16 +69,6 @@ struct APIProject: Sendable {
       configuration.poolSize = 2
       configure(&configuration)
     }
-    // The database's owner stands for Supabase's `postgres` role, which may use the schema `auth`
-    // and its functions (supabase/supabase, docker/volumes/db/init/
-    // 20211115181400-update-auth-permissions.sql: `GRANT USAGE ON SCHEMA auth TO postgres`, `GRANT
-    // ALL ON ALL ROUTINES IN SCHEMA auth TO postgres`): `remote init` looks for `auth.uid()`, and the
-    // SECURITY DEFINER functions it creates call it.
-    try project.superuser(
-      """
-      GRANT USAGE ON SCHEMA auth TO "\(project.owner)";
-      GRANT ALL ON ALL ROUTINES IN SCHEMA auth TO "\(project.owner)";
-      """)
     if initialized {
       let transport = try PostgresTransport(url: project.ownerURL)
       defer { transport.close() }

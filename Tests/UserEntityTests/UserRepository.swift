@@ -59,14 +59,12 @@ struct EventSourcedUserRepository: UserRepository {
   }
 
   func changes() -> AsyncThrowingStream<UserChange, any Error> { store.changes { try UserChange($0) } }
-  /// Appends `event` to a live user's stream, at the version the user was found at.
+  /// Appends `event` to a live user's stream, at the version the user was found at (checked
+  /// again, up to 3 times, when the user changed meanwhile).
   private func append(_ event: some EventPayload, to id: UUID) async throws {
-    let version = try store.version(of: Users.stream(id))
-    guard try await get(id: id) != nil else { throw UserError.unknownUser(id) }
-    do {
-      try await store.append([try NewEvent(event)], to: Users.stream(id), expectedVersion: .exactly(version))
-    } catch EventStoreError.wrongExpectedVersion {
-      try await append(event, to: id)  // changed meanwhile: check again
+    try await store.append(to: Users.stream(id), retrying: 3) { _ in
+      guard try await get(id: id) != nil else { throw UserError.unknownUser(id) }
+      return [try NewEvent(event)]
     }
   }
 

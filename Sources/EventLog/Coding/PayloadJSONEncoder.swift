@@ -1,8 +1,11 @@
 import Foundation
 
 /// Renders an `Encodable` payload as the JSON of audit output and exports: keys sorted (bytewise,
-/// by their UTF-8), no white space, UUIDs in lower case, dates in ISO 8601 (UTC, microseconds when
-/// there are any), `Data` in Base64, slashes not escaped.
+/// by their UTF-8), no white space, UUIDs in lower case, dates in ISO 8601 UTC with the exact
+/// fraction (``ISO8601/exactString(from:)``), `Data` in Base64, slashes not escaped.
+///
+/// A payload laid out by a recorded ``PayloadLayout`` renders to the same bytes
+/// (``JSONNode/render(into:)`` writes both).
 ///
 /// The keys are the payload type's coding keys, which for a synthesized `Codable` conformance are
 /// its stored properties' names exactly as declared (`bookingID`, `restaurantName`): that is the
@@ -10,7 +13,8 @@ import Foundation
 /// (it writes `uuidString`), hence this encoder; `JSONDecoder` reads either case back.
 struct PayloadJSONEncoder {
   /// The JSON text of `value`.
-  /// - Throws: `EncodingError.invalidValue` for a number that is not finite.
+  /// - Throws: `EncodingError.invalidValue` for a number that is not finite, or a date without
+  ///   exact ISO 8601 text.
   func encode<T: Encodable>(_ value: T) throws -> Data {
     let encoder = JSONTreeEncoder(codingPath: [])
     try encoder.encodeValue(value)
@@ -18,70 +22,6 @@ struct PayloadJSONEncoder {
     output.reserveCapacity(256)
     encoder.node.render(into: &output)
     return Data(output)
-  }
-}
-
-/// A JSON value being built.
-private final class JSONNode {
-  enum Value {
-    case null
-    /// A number, a `true` or a `false`, written as it is.
-    case literal(String)
-    case string(String)
-    case array([JSONNode])
-    case object([String: JSONNode])
-  }
-
-  var value: Value
-
-  init(_ value: Value) { self.value = value }
-
-  func render(into output: inout [UInt8]) {
-    switch value {
-    case .null: output += "null".utf8
-    case .literal(let text): output += text.utf8
-    case .string(let text): Self.quote(text, into: &output)
-    case .array(let items):
-      output.append(UInt8(ascii: "["))
-      for (index, item) in items.enumerated() {
-        if index > 0 { output.append(UInt8(ascii: ",")) }
-        item.render(into: &output)
-      }
-      output.append(UInt8(ascii: "]"))
-    case .object(let members):
-      output.append(UInt8(ascii: "{"))
-      for (index, key) in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated()
-      {
-        if index > 0 { output.append(UInt8(ascii: ",")) }
-        Self.quote(key, into: &output)
-        output.append(UInt8(ascii: ":"))
-        members[key]?.render(into: &output)
-      }
-      output.append(UInt8(ascii: "}"))
-    }
-  }
-
-  /// `text` as a JSON string: `"` and `\` escaped, control characters as `\n`, `\t`… or `\u00XX`.
-  static func quote(_ text: String, into output: inout [UInt8]) {
-    let hex = Array("0123456789abcdef".utf8)
-    output.append(UInt8(ascii: "\""))
-    for byte in text.utf8 {
-      switch byte {
-      case UInt8(ascii: "\""): output += #"\""#.utf8
-      case UInt8(ascii: "\\"): output += #"\\"#.utf8
-      case 0x0A: output += #"\n"#.utf8
-      case 0x0D: output += #"\r"#.utf8
-      case 0x09: output += #"\t"#.utf8
-      case 0x08: output += #"\b"#.utf8
-      case 0x0C: output += #"\f"#.utf8
-      case ..<0x20:
-        output += [
-          UInt8(ascii: "\\"), UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 15)],
-        ]
-      default: output.append(byte)
-      }
-    }
-    output.append(UInt8(ascii: "\""))
   }
 }
 
@@ -97,7 +37,17 @@ private final class JSONTreeEncoder: Encoder {
   func encodeValue<T: Encodable>(_ value: T) throws {
     switch value {
     case let uuid as UUID: node.value = .string(uuid.lowercasedString)
-    case let date as Date: node.value = .string(ISO8601.string(from: date))
+    case let date as Date:
+      guard let text = ISO8601.exactString(from: date) else {
+        throw EncodingError.invalidValue(
+          date,
+          EncodingError.Context(
+            codingPath: codingPath,
+            debugDescription:
+              "\(date.timeIntervalSinceReferenceDate) has no exact ISO 8601 text (\(ISO8601.exactRule))"
+          ))
+      }
+      node.value = .string(text)
     case let data as Data: node.value = .string(data.base64EncodedString())
     case let url as URL: node.value = .string(url.absoluteString)
     case let decimal as Decimal: node.value = .literal(decimal.description)

@@ -57,11 +57,25 @@ extension EventPayload {
 
 /// The stored bytes of a payload, handed to an upcaster.
 public struct EncodedPayload: Sendable {
-  /// The payload bytes.
+  /// The payload bytes: binary, or JSON text for an event stored with a JSON payload
+  /// (``encoding``). Read them through ``decode(_:)``, which reads both.
   public let bytes: [UInt8]
+  /// How ``bytes`` are encoded.
+  public let encoding: PayloadEncoding
 
-  /// Decodes the bytes as `type` (an older shape of the event) with ``BinaryDecoder``.
+  /// A payload of `bytes` in `encoding`.
+  public init(bytes: [UInt8], encoding: PayloadEncoding = .binary) {
+    self.bytes = bytes
+    self.encoding = encoding
+  }
+
+  /// Decodes the bytes as `type` (an older shape of the event): with ``BinaryDecoder``, or from
+  /// JSON (dates in ISO 8601) for a JSON payload.
+  /// - Throws: the decoder's error for bytes that are not `type`.
   public func decode<T: Decodable>(_ type: T.Type) throws -> T {
-    try BinaryDecoder().decode(type, from: bytes)
+    switch encoding {
+    case .binary: try BinaryDecoder().decode(type, from: bytes)
+    case .json: try EventTypeRegistry.decoder.decode(type, from: Data(bytes))
+    }
   }
 }

@@ -13,6 +13,11 @@ public struct EventTypeRegistry: Sendable {
     let render: @Sendable (RecordedEvent) throws -> Data
     let parse: @Sendable (Data, JSONDecoder) throws -> [UInt8]
     let decode: @Sendable (RecordedEvent) throws -> any EventPayload
+    /// The payload decoded (upcast, or from JSON) and encoded in binary at the current schema
+    /// version, with its type's layout as this process knows it.
+    let binary: @Sendable (RecordedEvent) throws -> (bytes: [UInt8], layout: KnownLayout?)
+    /// JSON of the current schema in binary, with its type's layout as this process knows it.
+    let binaryFromJSON: @Sendable (Data) throws -> (bytes: [UInt8], layout: KnownLayout?)
   }
 
   private var entries: [String: Entry] = [:]
@@ -28,7 +33,17 @@ public struct EventTypeRegistry: Sendable {
       schemaVersion: E.schemaVersion,
       render: { event in try PayloadJSONEncoder().encode(event.decode(E.self)) },
       parse: { data, decoder in try BinaryEncoder().encode(decoder.decode(E.self, from: data)) },
-      decode: { event in try event.decode(E.self) })
+      decode: { event in try event.decode(E.self) },
+      binary: { event in
+        let value = try event.decode(E.self)
+        let bytes = try BinaryEncoder().encode(value)
+        return (bytes, TypeLayouts.shared.layout(of: value, encoded: bytes))
+      },
+      binaryFromJSON: { data in
+        let value = try Self.decoder.decode(E.self, from: data)
+        let bytes = try BinaryEncoder().encode(value)
+        return (bytes, TypeLayouts.shared.layout(of: value, encoded: bytes))
+      })
   }
 
   /// Adds every type of `other`; a type registered in both keeps `other`'s registration.
@@ -74,7 +89,8 @@ public struct EventTypeRegistry: Sendable {
   public func schemaVersion(of type: String) -> UInt16? { entries[type]?.schemaVersion }
 
   /// The payload of `event` as JSON, upcast to the current schema: keys sorted, no white space,
-  /// UUIDs in lower case, dates in ISO 8601.
+  /// UUIDs in lower case, dates in ISO 8601 with their exact fraction
+  /// (``ISO8601/exactString(from:)``).
   ///
   /// The keys are the payload type's coding keys: for a synthesized `Codable` conformance its
   /// stored properties' names exactly as declared (`bookingID`). ``payload(fromJSON:type:)``
@@ -95,6 +111,32 @@ public struct EventTypeRegistry: Sendable {
       throw EventStoreError.unsupportedSchemaVersion(type: type, version: 0, supported: 0)
     }
     return (entry.schemaVersion, try entry.parse(data, Self.decoder))
+  }
+
+  /// The payload of `event` (binary or JSON, of any schema version the type reads) decoded and
+  /// encoded in binary at the registered schema version, with the layout of its type; `nil` when
+  /// the type is not registered or its version is newer.
+  /// - Throws: the decoding error when the payload does not decode.
+  package func binaryPayload(
+    of event: RecordedEvent
+  ) throws -> (
+    schemaVersion: UInt16, bytes: [UInt8], layout: KnownLayout?
+  )? {
+    guard let entry = entries[event.type], event.schemaVersion <= entry.schemaVersion else { return nil }
+    let (bytes, layout) = try entry.binary(event)
+    return (entry.schemaVersion, bytes, layout)
+  }
+
+  /// A JSON payload of `type` at `schemaVersion` in binary, with the layout of its type; `nil`
+  /// when the type is not registered at that schema version.
+  /// - Throws: `DecodingError` (or the type's own error) for JSON that does not fit the type.
+  package func binaryPayload(
+    fromJSON data: Data, type: String, schemaVersion: UInt16
+  ) throws -> (
+    bytes: [UInt8], layout: KnownLayout?
+  )? {
+    guard let entry = entries[type], entry.schemaVersion == schemaVersion else { return nil }
+    return try entry.binaryFromJSON(data)
   }
 
   static let decoder: JSONDecoder = {

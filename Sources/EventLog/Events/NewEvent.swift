@@ -14,6 +14,13 @@ public struct NewEvent: Sendable, Hashable {
   public var metadata: EventMetadata
   /// The time to record; `nil` (the usual case) records the time of the append. Set by imports.
   public var recordedAt: Date?
+  /// How ``payload`` is encoded: ``PayloadEncoding/binary``, except for an event whose payload
+  /// arrived as JSON and could not be encoded in binary (``init(id:type:schemaVersion:jsonPayload:metadata:recordedAt:)``).
+  public var payloadEncoding: PayloadEncoding = .binary
+  /// The layout of the payload's type as this process knows it (``TypeLayouts``), which the
+  /// append records in the environment when the environment has none that describes the payload.
+  /// Not part of the event's identity (`==`, `hash(into:)`).
+  package var layout: KnownLayout?
 
   /// Encodes `payload` as a new event.
   /// - Parameters:
@@ -29,22 +36,53 @@ public struct NewEvent: Sendable, Hashable {
     self.id = id
     self.type = E.eventType
     self.schemaVersion = E.schemaVersion
-    self.payload = try BinaryEncoder().encode(payload)
+    let bytes = try BinaryEncoder().encode(payload)
+    self.payload = bytes
     self.metadata = metadata
     self.recordedAt = nil
+    self.layout = TypeLayouts.shared.layout(of: payload, encoded: bytes)
   }
 
   /// Creates an event from already encoded parts (for imports and tools).
+  /// - Parameters:
+  ///   - id: the event's ID.
+  ///   - type: the stored type name.
+  ///   - schemaVersion: the payload's schema version.
+  ///   - payload: the encoded payload, in ``PayloadEncoding/binary`` unless `payloadEncoding` says
+  ///     otherwise.
+  ///   - payloadEncoding: how `payload` is encoded.
+  ///   - metadata: correlation, causation and origin.
+  ///   - recordedAt: the time to record; `nil` records the time of the append.
   public init(
-    id: UUID, type: String, schemaVersion: UInt16, payload: [UInt8], metadata: EventMetadata,
-    recordedAt: Date? = nil
+    id: UUID, type: String, schemaVersion: UInt16, payload: [UInt8],
+    payloadEncoding: PayloadEncoding = .binary,
+    metadata: EventMetadata, recordedAt: Date? = nil
   ) {
     self.id = id
     self.type = type
     self.schemaVersion = schemaVersion
     self.payload = payload
+    self.payloadEncoding = payloadEncoding
     self.metadata = metadata
     self.recordedAt = recordedAt
+  }
+
+  /// Whether two events are the same: every field but the layout this process knows.
+  public static func == (lhs: NewEvent, rhs: NewEvent) -> Bool {
+    lhs.id == rhs.id && lhs.type == rhs.type && lhs.schemaVersion == rhs.schemaVersion
+      && lhs.payload == rhs.payload && lhs.payloadEncoding == rhs.payloadEncoding
+      && lhs.metadata == rhs.metadata && lhs.recordedAt == rhs.recordedAt
+  }
+
+  /// Hashes what ``==`` compares.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(id)
+    hasher.combine(type)
+    hasher.combine(schemaVersion)
+    hasher.combine(payload)
+    hasher.combine(payloadEncoding)
+    hasher.combine(metadata)
+    hasher.combine(recordedAt)
   }
 }
 

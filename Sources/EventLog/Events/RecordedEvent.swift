@@ -18,14 +18,32 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
   public var recordedAt: Date
   /// Correlation, causation and origin.
   public var metadata: EventMetadata
-  /// The encoded payload.
+  /// The encoded payload: ``BinaryEncoder``'s bytes, or JSON text when ``payloadEncoding`` is
+  /// ``PayloadEncoding/json``. Code that reads the bytes itself (a ``BinaryReader`` fast path)
+  /// reads binary payloads only; ``decode(_:)`` reads both. The projections are only ever handed
+  /// binary payloads: the store converts a JSON payload (with its event types or a recorded
+  /// layout) before it folds it, and skips one it cannot convert.
   public var payload: [UInt8]
+  /// How ``payload`` is encoded.
+  public var payloadEncoding: PayloadEncoding
 
   /// Creates a recorded event (the store creates them; tests may too).
+  /// - Parameters:
+  ///   - sequence: the global position.
+  ///   - id: the event's ID.
+  ///   - stream: its stream.
+  ///   - version: its position in the stream.
+  ///   - type: the stored type name.
+  ///   - schemaVersion: the payload's schema version.
+  ///   - recordedAt: when it was appended.
+  ///   - metadata: correlation, causation and origin.
+  ///   - payload: the encoded payload.
+  ///   - payloadEncoding: how `payload` is encoded.
   public init(
     sequence: UInt64, id: UUID, stream: StreamID, version: UInt64, type: String, schemaVersion: UInt16,
-    recordedAt: Date, metadata: EventMetadata, payload: [UInt8]
+    recordedAt: Date, metadata: EventMetadata, payload: [UInt8], payloadEncoding: PayloadEncoding = .binary
   ) {
+    self.payloadEncoding = payloadEncoding
     self.sequence = sequence
     self.id = id
     self.stream = stream
@@ -45,6 +63,9 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
       throw EventStoreError.eventTypeMismatch(sequence: sequence, expected: E.eventType, actual: self.type)
     }
     do {
+      if payloadEncoding == .json {
+        return try decodeJSON(E.self)
+      }
       if schemaVersion == E.schemaVersion {
         return try payload.withUnsafeBytes { bytes in
           var reader = BinaryReader(bytes)
@@ -63,6 +84,19 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
     } catch {
       throw EventStoreError.payloadDecoding(sequence: sequence, type: self.type, underlying: error)
     }
+  }
+
+  /// Decodes a JSON payload as `E`, through `E`'s upcaster (handed the JSON) when it was
+  /// written with an older schema.
+  private func decodeJSON<E: EventPayload>(_ type: E.Type) throws -> E {
+    if schemaVersion == E.schemaVersion {
+      return try EventTypeRegistry.decoder.decode(E.self, from: Data(payload))
+    }
+    if schemaVersion < E.schemaVersion {
+      return try E.upcast(from: schemaVersion, payload: EncodedPayload(bytes: payload, encoding: .json))
+    }
+    throw EventStoreError.unsupportedSchemaVersion(
+      type: self.type, version: schemaVersion, supported: E.schemaVersion)
   }
 
   /// Whether this event is of type `E`.

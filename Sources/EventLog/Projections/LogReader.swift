@@ -16,14 +16,18 @@ final class LogReader {
 
   var source: Source
   let schema: Schema
+  /// Turns a payload stored as JSON into binary, as every fold does before a projection sees it.
+  let payloads: PayloadForms
 
-  init(_ source: Source, schema: Schema) {
+  init(_ source: Source, schema: Schema, payloads: PayloadForms) {
     self.source = source
     self.schema = schema
+    self.payloads = payloads
   }
 
   /// The events of `streams` (their UTF-8 names) stored before `sequence`, except those the
-  /// projections skip (``SkippedEvent``), stream by stream in version order.
+  /// projections skip (``SkippedEvent``, or a JSON payload nothing here reads), stream by stream in
+  /// version order, their payloads in binary.
   func events(inStreams streams: [[UInt8]], before sequence: UInt64) throws -> [RecordedEvent] {
     switch source {
     case .transaction(let txn): return try read(streams, before: sequence, in: txn)
@@ -54,17 +58,19 @@ final class LogReader {
     return try read(sequences, in: txn)
   }
 
-  /// The events stored at `sequences`, verified as every read of the log is.
+  /// The events stored at `sequences`, verified as every read of the log is, with binary
+  /// payloads (one stored as JSON is converted, or left out when nothing here reads it, as the
+  /// fold that met it left it out).
   private func read(_ sequences: [UInt64], in txn: Transaction) throws -> [RecordedEvent] {
-    try sequences.map { sequence in
+    try sequences.compactMap { sequence in
       let event = try withUnsafeBytes(of: sequence) { key in
         try txn.withValue(forKey: key, in: schema.events) { try RecordCodec.decode($0, sequence: sequence) }
       }
       guard let event else {
         throw EventStoreError.corruptedRecord(
-          sequence: sequence, reason: "a projection lists it, but it is not stored")
+          sequence: sequence, reason: "indexed by its stream but not stored")
       }
-      return event
+      return event.payloadEncoding == .binary ? event : payloads.binaryForm(of: event, in: txn).event
     }
   }
 }

@@ -82,8 +82,10 @@ enum ProjectionEngine {
 
   /// Reads events `first...last` in `txn`, verifying each record and that none is missing, and
   /// hands each to `body` in order, except the events the projections skip (``SkippedEvent``).
+  /// A JSON payload is handed over in binary (``PayloadForms/binaryForm(of:in:)``), and an event
+  /// whose JSON payload nothing here converts is not handed over.
   static func walk(
-    from first: UInt64, through last: UInt64, in txn: Transaction, schema: Schema,
+    from first: UInt64, through last: UInt64, in txn: Transaction, schema: Schema, payloads: PayloadForms,
     _ body: (consuming RecordedEvent) throws -> Void
   ) throws {
     guard first <= last else { return }
@@ -99,7 +101,12 @@ enum ProjectionEngine {
             sequence: expected, reason: "the event is missing (the next stored is \(sequence))")
         }
         if skipped.isEmpty || !skipped.contains(sequence) {
-          try body(try RecordCodec.decode(cursor.value, sequence: sequence))
+          let event = try RecordCodec.decode(cursor.value, sequence: sequence)
+          if event.payloadEncoding == .binary {
+            try body(consume event)  // handed over, not copied (no retain of its strings and payload)
+          } else if let converted = payloads.binaryForm(of: event, in: txn).event {
+            try body(converted)
+          }
         }
         expected += 1
         found = try cursor.move(.next)
@@ -110,24 +117,27 @@ enum ProjectionEngine {
     }
   }
 
-  /// Reads events `first...last` in `txn` (see ``walk(from:through:in:schema:_:)``) and applies
+  /// Reads events `first...last` in `txn` (see ``walk(from:through:in:schema:payloads:_:)``) and applies
   /// them to `targets`.
   /// - Returns: the number of events read (folded or skipped).
   @discardableResult
   static func fold(
-    from first: UInt64, through last: UInt64, in txn: Transaction, schema: Schema, into targets: [Target]
+    from first: UInt64, through last: UInt64, in txn: Transaction, schema: Schema, payloads: PayloadForms,
+    into targets: [Target]
   ) throws -> Int {
-    try walk(from: first, through: last, in: txn, schema: schema) { try apply($0, to: targets) }
+    try walk(from: first, through: last, in: txn, schema: schema, payloads: payloads) {
+      try apply($0, to: targets)
+    }
     return first <= last ? Int(last - first + 1) : 0
   }
 
-  /// Reads events `first...last` in `txn` (see ``walk(from:through:in:schema:_:)``) into an array.
+  /// Reads events `first...last` in `txn` (see ``walk(from:through:in:schema:payloads:_:)``) into an array.
   static func decode(
-    from first: UInt64, through last: UInt64, in txn: Transaction, schema: Schema
+    from first: UInt64, through last: UInt64, in txn: Transaction, schema: Schema, payloads: PayloadForms
   ) throws -> [RecordedEvent] {
     var result: [RecordedEvent] = []
     if first <= last { result.reserveCapacity(Int(last - first + 1)) }
-    try walk(from: first, through: last, in: txn, schema: schema) { result.append($0) }
+    try walk(from: first, through: last, in: txn, schema: schema, payloads: payloads) { result.append($0) }
     return result
   }
 

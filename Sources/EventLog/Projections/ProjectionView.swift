@@ -14,10 +14,14 @@ public final class ProjectionView {
   /// The projection's name.
   public let projection: String
   let backend: Backend
+  /// Whether its rows' dates are the seconds since 1970 (``RowReader/date()``): the live rows of
+  /// an environment of format 3 or older opened read-only, which no upgrade has rebuilt yet.
+  @usableFromInline let rowDatesSince1970: Bool
 
-  init(projection: String, backend: Backend) {
+  init(projection: String, backend: Backend, rowDatesSince1970: Bool = false) {
     self.projection = projection
     self.backend = backend
+    self.rowDatesSince1970 = rowDatesSince1970
   }
 
   private func unknown(_ table: String) -> EventStoreError {
@@ -71,7 +75,7 @@ public final class ProjectionView {
       guard let database = databases[table] else { throw unknown(table) }
       try storage {
         try txn.withCursor(in: database) { cursor in
-          var found = try start.map { try cursor.seek($0) } ?? cursor.move(.first)
+          var found = try Self.seekForward(cursor, from: start)
           while found {
             guard try body(cursor.key, cursor.value) else { return }
             found = try cursor.move(.next)
@@ -84,6 +88,94 @@ public final class ProjectionView {
         if let start, entry.key.lexicographicallyPrecedes(start) { continue }
         let proceed = try entry.key.withUnsafeBytes { k in
           try entry.value.withUnsafeBytes { v in try body(k, v) }
+        }
+        if !proceed { return }
+      }
+    }
+  }
+
+  /// Calls `body` for each entry of `table` in descending key order, from the last key before
+  /// `end` (exclusive; the last key of the table when `nil`), until it returns `false`: the
+  /// newest first of an index by date, without reading the others.
+  /// - Complexity: O(log n + k) live; O(n log n) on a replay's in-memory tables.
+  public func reverseForEach(
+    in table: String, before end: [UInt8]? = nil,
+    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
+    switch backend {
+    case .lmdb(let txn, let databases):
+      guard let database = databases[table] else { throw unknown(table) }
+      try storage {
+        try txn.withCursor(in: database) { cursor in
+          var found = try Self.seekBackward(cursor, before: end)
+          while found {
+            guard try body(cursor.key, cursor.value) else { return }
+            found = try cursor.move(.previous)
+          }
+        }
+      }
+    case .memory(let tables):
+      guard let memory = tables[table] else { throw unknown(table) }
+      for entry in memory.sortedEntries().reversed() {
+        if let end, !entry.key.lexicographicallyPrecedes(end) { continue }
+        let proceed = try entry.key.withUnsafeBytes { k in
+          try entry.value.withUnsafeBytes { v in try body(k, v) }
+        }
+        if !proceed { return }
+      }
+    }
+  }
+
+  /// Places `cursor` on the first key at or after `start` (the first key when `nil` or empty, which
+  /// LMDB cannot seek); `false` when there is none.
+  private static func seekForward(_ cursor: Cursor, from start: [UInt8]?) throws -> Bool {
+    guard let start, !start.isEmpty else { return try cursor.move(.first) }
+    return try cursor.seek(start)
+  }
+
+  /// Places `cursor` on the last key before `end` (the last key when `nil`); `false` when there
+  /// is none.
+  private static func seekBackward(_ cursor: Cursor, before end: [UInt8]?) throws -> Bool {
+    guard let end else { return try cursor.move(.last) }
+    guard !end.isEmpty else { return false }  // no key sorts before the empty one
+    // The first key at or after `end`, then one back; past the end, the last key.
+    return try cursor.seek(end) ? cursor.move(.previous) : cursor.move(.last)
+  }
+
+  /// ``forEachEntry(in:from:joinedTo:lookupKey:_:)`` in descending key order, from the last
+  /// entry before `end` (exclusive).
+  @usableFromInline
+  func reverseForEachEntry(
+    in index: String, before end: [UInt8]?, joinedTo table: String,
+    lookupKey: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer,
+    _ body: (_ key: UnsafeRawBufferPointer, _ row: UnsafeRawBufferPointer?) throws -> Bool
+  ) throws {
+    switch backend {
+    case .lmdb(let txn, let databases):
+      guard let indexDatabase = databases[index] else { throw unknown(index) }
+      guard let rowDatabase = databases[table] else { throw unknown(table) }
+      try storage {
+        try txn.withCursor(in: indexDatabase) { cursor in
+          var found = try Self.seekBackward(cursor, before: end)
+          while found {
+            let key = cursor.key
+            let proceed = try txn.withValue(forKey: lookupKey(key, cursor.value), in: rowDatabase) {
+              try body(key, $0)
+            }
+            guard try proceed ?? body(key, nil) else { return }
+            found = try cursor.move(.previous)
+          }
+        }
+      }
+    case .memory(let tables):
+      guard let memory = tables[index] else { throw unknown(index) }
+      guard let rows = tables[table] else { throw unknown(table) }
+      for entry in memory.sortedEntries().reversed() {
+        if let end, !entry.key.lexicographicallyPrecedes(end) { continue }
+        let proceed = try entry.key.withUnsafeBytes { k in
+          try entry.value.withUnsafeBytes { v in
+            try rows.withValue(forKey: lookupKey(k, v)) { try body(k, $0) } ?? body(k, nil)
+          }
         }
         if !proceed { return }
       }
@@ -106,7 +198,7 @@ public final class ProjectionView {
       guard let rowDatabase = databases[table] else { throw unknown(table) }
       try storage {
         try txn.withCursor(in: indexDatabase) { cursor in
-          var found = try start.map { try cursor.seek($0) } ?? cursor.move(.first)
+          var found = try Self.seekForward(cursor, from: start)
           while found {
             let key = cursor.key
             let proceed = try txn.withValue(forKey: lookupKey(key, cursor.value), in: rowDatabase) {

@@ -59,14 +59,14 @@ public final class ReplayResult {
   }
 
   /// Folds events `throughSequence + 1 ... last` from `txn` in.
-  func advance(through last: UInt64, in txn: Transaction, schema: Schema) throws {
+  func advance(through last: UInt64, in txn: Transaction, schema: Schema, payloads: PayloadForms) throws {
     guard last > throughSequence else { return }
     // The fold reads the log in `txn`: a transaction of its own would be one inside another.
     let outside = log.source
     log.source = .transaction(txn)
     defer { log.source = outside }
     eventCount += try ProjectionEngine.fold(
-      from: throughSequence + 1, through: last, in: txn, schema: schema, into: targets)
+      from: throughSequence + 1, through: last, in: txn, schema: schema, payloads: payloads, into: targets)
     throughSequence = last
   }
 }
@@ -96,7 +96,7 @@ extension EventStore {
     var targets: [ProjectionEngine.Target] = []
     var tables: [String: [String: MemoryTable]] = [:]
     // The fold runs on this thread, outside any transaction: it reads the log in its own.
-    let log = LogReader(.environment(environment), schema: schema)
+    let log = LogReader(.environment(environment), schema: schema, payloads: payloadForms)
     for projection in projections {
       let (target, memory) = ProjectionEngine.memoryTarget(for: projection, log: log)
       targets.append(target)
@@ -119,6 +119,7 @@ extension EventStore {
     let pipeline = ReplayPipeline(depth: 2)
     let readerEnvironment = environment
     let schema = self.schema
+    let payloads = payloadForms
     Thread.detachNewThread {
       var next: UInt64 = 1
       while next <= last && !pipeline.isCancelled {
@@ -131,7 +132,8 @@ extension EventStore {
           try storage {
             try readerEnvironment.read { txn in
               ReplayChunk(
-                events: try ProjectionEngine.decode(from: from, through: end, in: txn, schema: schema),
+                events: try ProjectionEngine.decode(
+                  from: from, through: end, in: txn, schema: schema, payloads: payloads),
                 last: end)
             }
           }
@@ -183,7 +185,7 @@ extension EventStore {
     try storage {
       try environment.read { txn in
         let head = try WriteBatch.head(in: txn, events: schema.events)
-        try replay.advance(through: head, in: txn, schema: schema)
+        try replay.advance(through: head, in: txn, schema: schema, payloads: payloadForms)
         for projection in projections
         where projectionDatabases[projection.name] != nil && !skipped.contains(projection.name) {
           let stored = try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema)
@@ -230,7 +232,7 @@ extension EventStore {
         try environment.write { txn in
           let head = try WriteBatch.head(in: txn, events: schema.events)
           // A retried transaction (the map grew) finds the tail already folded: advance is idempotent.
-          try box.replay.advance(through: head, in: txn, schema: schema)
+          try box.replay.advance(through: head, in: txn, schema: schema, payloads: payloadForms)
           for projection in projections {
             guard let tables = box.replay.tables[projection.name],
               let databases = projectionDatabases[projection.name]

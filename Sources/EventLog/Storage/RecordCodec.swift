@@ -1,13 +1,14 @@
 import Checksum
 import Foundation
 
-/// The binary layout of one stored event (record format 1, inside environment format 2). See
+/// The binary layout of one stored event (record format 1, inside environment format 4). See
 /// `Docs/OnDiskFormat.md`.
 ///
 /// ```
 /// offset size field (all integers little-endian)
 ///  0     1   record format version (1)
-///  1     1   flags: bit 0 correlation ID present, bit 1 causation ID present
+///  1     1   flags: bit 0 correlation ID present, bit 1 causation ID present, bit 2 the
+///            payload is JSON text (``PayloadEncoding/json``; format 4)
 ///  2     2   payload schema version
 ///  4     4   payload length P
 ///  8     8   sequence number
@@ -72,6 +73,7 @@ enum RecordCodec {
     var flags: UInt8 = 0
     if metadata.correlationID != nil { flags |= 1 }
     if metadata.causationID != nil { flags |= 2 }
+    if event.payloadEncoding == .json { flags |= 4 }
     buffer.storeBytes(of: formatVersion, toByteOffset: 0, as: UInt8.self)
     buffer.storeBytes(of: flags, toByteOffset: 1, as: UInt8.self)
     buffer.storeBytes(of: event.schemaVersion.littleEndian, toByteOffset: 2, as: UInt16.self)
@@ -136,7 +138,7 @@ enum RecordCodec {
     let format = buffer[0]
     guard format == formatVersion else { throw damaged("unknown record format \(format)") }
     let flags = buffer[1]
-    guard flags & ~3 == 0 else { throw damaged("unknown flag bits \(flags)") }
+    guard flags & ~7 == 0 else { throw damaged("unknown flag bits \(flags)") }
     guard buffer[54] == 0 && buffer[55] == 0 else { throw damaged("the reserved bytes are not zero") }
     let schemaVersion = UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 2, as: UInt16.self))
     let payloadLength = Int(UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
@@ -184,7 +186,7 @@ enum RecordCodec {
       sequence: sequence, id: id, stream: StreamID(stream), version: version, type: type,
       schemaVersion: schemaVersion, recordedAt: date(microseconds: micros),
       metadata: EventMetadata(correlationID: correlation, causationID: causation, origin: origin),
-      payload: payload)
+      payload: payload, payloadEncoding: flags & 4 == 0 ? .binary : .json)
   }
 
   /// The recorded-at of a stored record, in microseconds since 1970, read from its header without

@@ -6,8 +6,9 @@ import LMDB
 struct Schema: Sendable {
   /// The on-disk format this build writes. Format 2 added checkpoints that follow the head
   /// (``Checkpoint/followsHead``); format 3 the `skipped` and `state` databases and the device
-  /// ID. An older environment is upgraded on its first writable open.
-  static let formatVersion: UInt32 = 3
+  /// ID; format 4 the `layouts` database, JSON payloads (record flag bit 2) and row dates as
+  /// `BinaryEncoder` writes them. An older environment is upgraded on its first writable open.
+  static let formatVersion: UInt32 = 4
   /// The formats this build opens.
   static let readableFormats: ClosedRange<UInt32> = 1...formatVersion
 
@@ -30,6 +31,9 @@ struct Schema: Sendable {
   /// `state`: key → value, state kept beside the log by extensions (replication's cursor and
   /// marks), written in the same transactions as the events it describes. `nil` as ``skipped``.
   let state: Database?
+  /// `layouts`: each event type's payload layout per schema version and revision
+  /// (``LayoutDatabase``). `nil` as ``skipped`` (then no layout is recorded).
+  let layouts: Database?
 
   /// The `meta` key of the environment's device ID (16 UUID bytes).
   static let deviceKey = Array("device".utf8)
@@ -47,6 +51,7 @@ struct Schema: Sendable {
     checkpoints = try environment.openDatabase("projections")
     skipped = try Self.optional { try environment.openDatabase("skipped", flags: [.create, .integerKeys]) }
     state = try Self.optional { try environment.openDatabase("state") }
+    layouts = try Self.optional { try environment.openDatabase("layouts") }
   }
 
   /// A database that an older build did not create: absent (`nil`) when a read-only open finds

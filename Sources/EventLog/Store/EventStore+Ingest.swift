@@ -218,8 +218,8 @@ extension EventStore {
   /// `refused` (a projection threw on them in an earlier attempt) stay skipped, as invalid.
   /// - Returns: the sequences readmitted.
   static func readmitSkipped(
-    in txn: WriteTransaction, schema: Schema, admission: any EventAdmission, projections: [any Projection],
-    refused: [UInt64: String] = [:]
+    in txn: WriteTransaction, schema: Schema, admission: any EventAdmission, payloads: PayloadForms,
+    projections: [any Projection], refused: [UInt64: String] = [:]
   ) throws -> [UInt64] {
     guard let skipped = schema.skipped else { return [] }
     var readmitted: [UInt64] = []
@@ -231,7 +231,10 @@ extension EventStore {
           try txn.withValue(forKey: key, in: schema.events) { try RecordCodec.decode($0, sequence: sequence) }
         }
         let kind = cursor.value.first.flatMap(SkippedEvent.Kind.init(rawValue:))
-        if refused[sequence] == nil, kind != .refused, let event, admission.verdict(for: event).isAdmitted {
+        // A JSON payload is judged in binary, once this build's types or a layout convert it.
+        if refused[sequence] == nil, kind != .refused, let event,
+          payloads.verdict(on: event, admission: admission, in: txn).verdict.isAdmitted
+        {
           readmitted.append(sequence)
         }
         found = try cursor.move(.next)

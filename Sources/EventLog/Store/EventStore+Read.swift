@@ -189,7 +189,8 @@ public final class StoreSnapshot {
       }
       throw EventStoreError.invalidProjection("no projection named '\(name)' is registered")
     }
-    return ProjectionView(projection: name, backend: .lmdb(transaction, databases))
+    return ProjectionView(
+      projection: name, backend: .lmdb(transaction, databases), rowDatesSince1970: store.rowDatesSince1970)
   }
 
   /// The sequence number the projection named `name` is up to date with; 0 when never run.

@@ -89,6 +89,13 @@ public final class EventStore: Sendable {
   let projectionDatabases: [String: [String: Database]]
   let writer = Writer()
   let notifier = HeadNotifier()
+  /// The latest layout revisions read or written (``LayoutRecorder``).
+  let layoutCache = LayoutCache()
+  /// What converts stored JSON payloads for the projections and the admission.
+  let payloadForms: PayloadForms
+  /// Whether the live rows hold dates as the seconds since 1970: an environment of format 3 or
+  /// older opened read-only (the first writable open rebuilds them, `RowWriter.date(_:)`).
+  let rowDatesSince1970: Bool
 
   /// Opens (creating if needed) the event store at `path` for the app `schema` describes.
   ///
@@ -133,6 +140,7 @@ public final class EventStore: Sendable {
     self.environment = environment
     let schema = try storage { try Schema(environment: environment) }
     self.schema = schema
+    payloadForms = PayloadForms(eventTypes: appSchema.eventTypes, cache: layoutCache, layouts: schema.layouts)
     var databases: [String: [String: Database]] = [:]
     var absent: [String] = []
     for projection in projections {
@@ -144,7 +152,10 @@ public final class EventStore: Sendable {
     }
     self.projectionDatabases = databases
     self.absentProjections = absent
-    try Self.checkFormat(of: environment, schema: schema, path: path, readOnly: options.readOnly)
+    let upgrading = try Self.checkFormat(
+      of: environment, schema: schema, path: path, readOnly: options.readOnly)
+    let storedFormat = try storage { try environment.read { try Self.storedFormat(in: $0, schema: schema) } }
+    rowDatesSince1970 = options.readOnly && storedFormat.map { $0 < 4 } == true
     deviceID = try storage { try Self.deviceID(of: environment, schema: schema, creating: !options.readOnly) }
     if !options.readOnly {
       // A skipped event the admission now reads is folded in by a rebuild; one a projection then
@@ -155,9 +166,14 @@ public final class EventStore: Sendable {
         do {
           try storage {
             try environment.write { txn in
+              if let upgrading {
+                try Self.upgrade(from: upgrading, in: txn, schema: schema, payloads: payloadForms)
+              }
               if let admission {
                 readmitted = try Self.readmitSkipped(
-                  in: txn, schema: schema, admission: admission, projections: projections, refused: refused)
+                  in: txn, schema: schema, admission: admission, payloads: payloadForms,
+                  projections: projections,
+                  refused: refused)
               }
               var batch = try WriteBatch(store: self, transaction: txn)
               try batch.finish()
@@ -245,9 +261,11 @@ public final class EventStore: Sendable {
 
   /// Checks the on-disk format version; writes it on a new environment and upgrades an older
   /// readable one (unless read-only).
+  /// - Returns: the format of an environment whose data the open must upgrade
+  ///   (``upgrade(from:in:schema:payloads:)``), or `nil`.
   private static func checkFormat(
     of environment: Environment, schema: Schema, path: String, readOnly: Bool
-  ) throws {
+  ) throws -> UInt32? {
     let key = Array("format".utf8)
     let stored = try storage {
       try environment.read { txn in
@@ -260,30 +278,42 @@ public final class EventStore: Sendable {
     }
     switch stored {
     case .some(.some(Schema.formatVersion)):
-      return
+      return nil
     case .some(.some(let found)) where Schema.readableFormats.contains(found):
       // An older format this build reads; the first writable open upgrades it (format 1 had only
       // explicit checkpoints, which format 2 reads as they are).
-      guard !readOnly else { return }
-      try writeFormat(key: key, environment: environment, schema: schema)
+      // Written by the open's first write transaction, with the upgrade, so that a crash cannot
+      // leave a new format without its upgrade.
+      return readOnly ? nil : found
     case .some(let found):
       throw EventStoreError.unsupportedFormat(path: path, found: found ?? 0, supported: Schema.formatVersion)
     case nil:
-      guard !readOnly else { return }
+      guard !readOnly else { return nil }
       try writeFormat(key: key, environment: environment, schema: schema)
+      return nil
     }
   }
 
   /// Stores this build's format version.
   private static func writeFormat(key: [UInt8], environment: Environment, schema: Schema) throws {
-    try storage {
-      try environment.write { txn in
-        var value = Schema.formatVersion.littleEndian
-        try key.withUnsafeBytes { k in
-          try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: schema.meta) }
-        }
-      }
+    try storage { try environment.write { txn in try writeFormat(in: txn, schema: schema) } }
+  }
+
+  /// Stores this build's format version in `txn`.
+  static func writeFormat(in txn: WriteTransaction, schema: Schema) throws {
+    var value = Schema.formatVersion.littleEndian
+    try Array("format".utf8).withUnsafeBytes { k in
+      try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: schema.meta) }
     }
+  }
+
+  /// The stored format version, read in `txn`.
+  static func storedFormat(in txn: Transaction, schema: Schema) throws -> UInt32? {
+    try Array("format".utf8).withUnsafeBytes { k in
+      try txn.withValue(forKey: k, in: schema.meta) { v -> UInt32? in
+        v.count == 4 ? UInt32(littleEndian: v.loadUnaligned(as: UInt32.self)) : nil
+      }
+    } ?? nil
   }
 
   /// Facts about the environment's storage.

@@ -27,6 +27,8 @@ struct WriteBatch {
   private var headRecordedAt: Int64
   /// The clock as `meta` stores it (``Schema/clockKey``), or `nil` when it has none yet.
   private var storedClock: Int64?
+  /// Records each payload type's layout (format 4, ``LayoutRecorder``).
+  private var layouts = LayoutRecorder()
 
   init(store: EventStore, transaction txn: WriteTransaction) throws {
     self.store = store
@@ -57,7 +59,9 @@ struct WriteBatch {
         found = try cursor.move(.next)
       }
     }
-    let log = store.projections.isEmpty ? nil : LogReader(.transaction(txn), schema: store.schema)
+    let log =
+      store.projections.isEmpty
+      ? nil : LogReader(.transaction(txn), schema: store.schema, payloads: store.payloadForms)
     for (projection, checkpoint) in zip(store.projections, storedCheckpoints) {
       let databases = store.projectionDatabases[projection.name] ?? [:]
       let state = ProjectionState(projection: projection.name, backend: .lmdb(txn, databases), log: log)
@@ -66,13 +70,16 @@ struct WriteBatch {
         // Up to date.
       } else if let checkpoint, checkpoint.version == projection.version, checkpoint.sequence <= head {
         try ProjectionEngine.fold(
-          from: checkpoint.sequence + 1, through: head, in: txn, schema: store.schema, into: [target])
+          from: checkpoint.sequence + 1, through: head, in: txn, schema: store.schema,
+          payloads: store.payloadForms, into: [target])
       } else {
         // New, of another version, or past the head (a damaged or rolled-back environment): rebuild.
         let (memoryTarget, tables) = ProjectionEngine.memoryTarget(
-          for: projection, log: log ?? LogReader(.transaction(txn), schema: store.schema))
+          for: projection,
+          log: log ?? LogReader(.transaction(txn), schema: store.schema, payloads: store.payloadForms))
         try ProjectionEngine.fold(
-          from: 1, through: head, in: txn, schema: store.schema, into: [memoryTarget])
+          from: 1, through: head, in: txn, schema: store.schema, payloads: store.payloadForms,
+          into: [memoryTarget])
         try ProjectionEngine.write(tables, to: databases, in: txn)
       }
       targets.append(target)
@@ -176,6 +183,10 @@ struct WriteBatch {
         if let reason = RecordCodec.invalidReason(event) {
           throw EventStoreError.invalidEvent(id: event.id, reason: reason)
         }
+        if event.payloadEncoding == .json {
+          throw EventStoreError.invalidEvent(
+            id: event.id, reason: "a JSON payload comes from elsewhere: ingest it, do not append it")
+        }
         guard ids.insert(event.id).inserted else {
           throw EventStoreError.duplicateEventInAppend(id: event.id)
         }
@@ -269,10 +280,11 @@ struct WriteBatch {
     try streamKey.withUnsafeBytes { k in
       try withUnsafeBytes(of: &entry) { v in try txn.put(v, forKey: k, in: schema.streamEvents) }
     }
+    try layouts.record(event, at: sequence, cache: store.layoutCache, database: schema.layouts, in: txn)
     return RecordedEvent(
       sequence: sequence, id: event.id, stream: stream, version: version, type: event.type,
       schemaVersion: event.schemaVersion, recordedAt: RecordCodec.date(microseconds: micros),
-      metadata: event.metadata, payload: event.payload)
+      metadata: event.metadata, payload: event.payload, payloadEncoding: event.payloadEncoding)
   }
 
   /// Adds the ID index entries of events just written.
@@ -339,11 +351,13 @@ struct WriteBatch {
         outcomes.append(.skipped(sequence: recorded.sequence, kind: .refused, reason: reason))
         continue
       }
-      switch admission?.verdict(for: recorded) ?? .admitted {
+      // A JSON payload is judged and folded in binary; one that does not convert is unreadable.
+      let (verdict, folded) = store.payloadForms.verdict(on: recorded, admission: admission, in: txn)
+      switch verdict {
       case .admitted:
-        if !targets.isEmpty {
+        if !targets.isEmpty, let folded {
           do {
-            try ProjectionEngine.apply(recorded, to: targets)
+            try ProjectionEngine.apply(folded, to: targets)
           } catch EventStoreError.projectionFailed(let projection, _, let underlying) {
             throw IngestProjectionFailure(
               id: item.event.id, reason: "the projection '\(projection)' refused it: \(underlying)")

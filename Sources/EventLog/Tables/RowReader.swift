@@ -7,6 +7,10 @@ public struct RowReader {
   /// The kind of row, for errors (`booking`, `user`).
   public let row: String
   @usableFromInline var position = 0
+  /// Whether ``date()`` reads the seconds since 1970 that ``RowWriter/date(_:)`` wrote before
+  /// format 4: set for the rows of an older environment opened read-only, which no upgrade has
+  /// rebuilt.
+  @usableFromInline var datesSince1970 = false
   /// The offset of the next byte to read.
   @inlinable public var offset: Int { position }
 
@@ -83,10 +87,12 @@ public struct RowReader {
   @inlinable
   public mutating func double() throws(RowError) -> Double { Double(bitPattern: try uint64()) }
 
-  /// A ``RowWriter/date(_:)``.
+  /// A ``RowWriter/date(_:)``: the identical `Date` that was written.
   @inlinable
   public mutating func date() throws(RowError) -> Date {
-    Date(timeIntervalSince1970: try double())
+    let seconds = try double()
+    return datesSince1970
+      ? Date(timeIntervalSince1970: seconds) : Date(timeIntervalSinceReferenceDate: seconds)
   }
 
   /// A ``RowWriter/string(_:)``.

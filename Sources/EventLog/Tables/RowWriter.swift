@@ -105,10 +105,15 @@ public struct RowWriter: ~Copyable {
   @inlinable
   public mutating func double(_ value: Double) { uint64(value.bitPattern) }
 
-  /// The seconds since 1970 as a ``double(_:)``: exact, and the same bytes as
-  /// `BinaryEncoder` writes for a `Date`.
+  /// The date's `timeIntervalSinceReferenceDate` (seconds since 2001-01-01, which is what a
+  /// `Date` holds) as a ``double(_:)``: exact, so ``RowReader/date()`` gives back the identical
+  /// `Date`, and the same 8 bytes as `BinaryEncoder` writes for a `Date`.
+  ///
+  /// Before format 4 this wrote the seconds since 1970, which do not round-trip (adding the
+  /// 31 years rounds about half of `Date()`'s values); the format-4 upgrade rebuilds every
+  /// projection, so no stored row keeps that form (`Docs/OnDiskFormat.md`).
   @inlinable
-  public mutating func date(_ value: Date) { double(value.timeIntervalSince1970) }
+  public mutating func date(_ value: Date) { double(value.timeIntervalSinceReferenceDate) }
 
   /// The UUID's 16 bytes.
   @inlinable

@@ -3,7 +3,9 @@
 ///
 /// Ranges compare an index's key (without the primary key its entries end in) bytewise: `from`
 /// is inclusive, `to` exclusive, and `prefix` keeps the keys that start with it
-/// (``TableKey/caseInsensitivePrefix(_:)`` for the texts that start so). Valid only inside the
+/// (``TableKey/caseInsensitivePrefix(_:)`` for the texts that start so). Every read goes either
+/// way: `direction: .backward` gives the same rows last first (the newest first of an index by
+/// date), starting at the range's end without reading what lies past it. Valid only inside the
 /// closure that received the view.
 public struct TableReader<Row: TableRow> {
   /// The projection's tables.
@@ -21,7 +23,9 @@ public struct TableReader<Row: TableRow> {
   @inlinable
   public func row(forKey key: TableKey) throws -> Row? {
     try key.bytes.withUnsafeBytes { key in
-      try view.withValue(forKey: key, in: schema.rowTable) { try Row(storedBytes: $0) }
+      try view.withValue(forKey: key, in: schema.rowTable) {
+        try Row(storedBytes: $0, datesSince1970: view.rowDatesSince1970)
+      }
     }
   }
 
@@ -45,42 +49,73 @@ public struct TableReader<Row: TableRow> {
     return count
   }
 
-  /// Calls `body` with every row in primary-key order until it returns `false`.
+  /// Calls `body` with every row in primary-key order (`.backward`: the last key first) until it
+  /// returns `false`.
   /// - Complexity: O(n), one sequential scan live.
   @inlinable
-  public func forEach(_ body: (Row) throws -> Bool) throws {
-    try view.forEach(in: schema.rowTable) { _, value in try body(try Row(storedBytes: value)) }
+  public func forEach(direction: EventStore.ReadDirection = .forward, _ body: (Row) throws -> Bool) throws {
+    switch direction {
+    case .forward:
+      try view.forEach(in: schema.rowTable) { _, value in
+        try body(try Row(storedBytes: value, datesSince1970: view.rowDatesSince1970))
+      }
+    case .backward:
+      try view.reverseForEach(in: schema.rowTable) { _, value in
+        try body(try Row(storedBytes: value, datesSince1970: view.rowDatesSince1970))
+      }
+    }
   }
 
-  /// Calls `body` with the rows of `index` in its order (within the range or prefix given) until
-  /// it returns `false`.
+  /// Calls `body` with the rows of `index` in its order (within the range or prefix given;
+  /// `.backward`: last first) until it returns `false`.
   /// - Complexity: O(log n + k) live: a sequential scan of the index, and for an index that holds
   ///   keys only a lookup by primary key per row.
   @inlinable
   public func forEach(
     in index: TableIndex<Row>, from: TableKey? = nil, to: TableKey? = nil, prefix: TableKey? = nil,
-    _ body: (Row) throws -> Bool
+    direction: EventStore.ReadDirection = .forward, _ body: (Row) throws -> Bool
   ) throws {
     if index.storesRows {
-      try forEachEntry(in: index, from: from, to: to, prefix: prefix) { _, value in
-        try body(try Row(storedBytes: value))
+      try forEachEntry(in: index, from: from, to: to, prefix: prefix, direction: direction) { _, value in
+        try body(try Row(storedBytes: value, datesSince1970: view.rowDatesSince1970))
       }
       return
     }
     // A keys-only index: each entry's row looked up by its primary key, both tables found once.
-    let start = Self.start(from: from, prefix: prefix)
-    try view.forEachEntry(
-      in: index.name, from: start, joinedTo: schema.rowTable,
-      lookupKey: { key, value in schema.primaryKey(ofEntry: key, value: value) }
-    ) { key, stored in
-      if let to, !key.lexicographicallyPrecedes(to.bytes) { return false }
-      if let prefix, !key.starts(with: prefix.bytes) { return false }
+    let visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) throws -> Bool = { key, stored in
+      if !Self.contains(key, from: from, to: to, prefix: prefix) { return false }
       guard let stored else {
         throw TableError.danglingIndexEntry(
           projection: schema.projection, index: index.name, key: TableKey(bytes: Array(key)))
       }
-      return try body(try Row(storedBytes: stored))
+      return try body(try Row(storedBytes: stored, datesSince1970: view.rowDatesSince1970))
     }
+    let lookupKey: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> UnsafeRawBufferPointer = {
+      key, value in
+      schema.primaryKey(ofEntry: key, value: value)
+    }
+    switch direction {
+    case .forward:
+      try view.forEachEntry(
+        in: index.name, from: Self.start(from: from, prefix: prefix), joinedTo: schema.rowTable,
+        lookupKey: lookupKey, visit)
+    case .backward:
+      try view.reverseForEachEntry(
+        in: index.name, before: Self.end(to: to, prefix: prefix), joinedTo: schema.rowTable,
+        lookupKey: lookupKey, visit)
+    }
+  }
+
+  /// Whether an entry's key is in the range and prefix, for a scan that starts inside them: the
+  /// first key outside ends the scan either way.
+  @inlinable
+  static func contains(
+    _ key: UnsafeRawBufferPointer, from: TableKey?, to: TableKey?, prefix: TableKey?
+  ) -> Bool {
+    if let to, !key.lexicographicallyPrecedes(to.bytes) { return false }
+    if let from, key.lexicographicallyPrecedes(from.bytes) { return false }
+    if let prefix, !key.starts(with: prefix.bytes) { return false }
+    return true
   }
 
   /// Where a scan of a range or prefix starts: the later of the two.
@@ -95,11 +130,11 @@ public struct TableReader<Row: TableRow> {
   }
 
   /// Every row in primary-key order, or in `index`'s order (within the range or prefix given), at
-  /// most `limit` of them.
+  /// most `limit` of them; `.backward` gives the last ones, last first (`limit: 10` reads ten).
   @inlinable
   public func rows(
     in index: TableIndex<Row>? = nil, from: TableKey? = nil, to: TableKey? = nil, prefix: TableKey? = nil,
-    limit: Int = .max
+    direction: EventStore.ReadDirection = .forward, limit: Int = .max
   ) throws -> [Row] {
     var rows: [Row] = []
     guard limit > 0 else { return rows }
@@ -108,24 +143,50 @@ public struct TableReader<Row: TableRow> {
       return rows.count < limit
     }
     if let index {
-      try forEach(in: index, from: from, to: to, prefix: prefix, collect)
+      try forEach(in: index, from: from, to: to, prefix: prefix, direction: direction, collect)
     } else {
       precondition(from == nil && to == nil && prefix == nil, "a range needs an index")
-      try forEach(collect)
+      try forEach(direction: direction, collect)
     }
     return rows
   }
 
-  /// Calls `body` with the entries of `index` within the range and prefix, in key order.
+  /// Calls `body` with the entries of `index` within the range and prefix, in key order
+  /// (`.backward`: descending).
   @inlinable
   func forEachEntry(
     in index: TableIndex<Row>, from: TableKey?, to: TableKey?, prefix: TableKey?,
+    direction: EventStore.ReadDirection = .forward,
     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
   ) throws {
-    try view.forEach(in: index.name, from: Self.start(from: from, prefix: prefix)) { key, value in
-      if let to, !key.lexicographicallyPrecedes(to.bytes) { return false }
-      if let prefix, !key.starts(with: prefix.bytes) { return false }
+    let visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Bool = { key, value in
+      guard Self.contains(key, from: from, to: to, prefix: prefix) else { return false }
       return try body(key, value)
+    }
+    switch direction {
+    case .forward: try view.forEach(in: index.name, from: Self.start(from: from, prefix: prefix), visit)
+    case .backward: try view.reverseForEach(in: index.name, before: Self.end(to: to, prefix: prefix), visit)
+    }
+  }
+
+  /// Where a backward scan of a range or prefix starts (exclusive): the earlier of `to` and the
+  /// first key past every key that starts with `prefix`; `nil`: at the last key.
+  @inlinable
+  static func end(to: TableKey?, prefix: TableKey?) -> [UInt8]? {
+    // The prefix with its last byte that is not 0xFF raised by one, and what follows it dropped.
+    var pastPrefix: [UInt8]?
+    if var bytes = prefix?.bytes {
+      while bytes.last == 0xFF { bytes.removeLast() }
+      if let last = bytes.last {
+        bytes[bytes.count - 1] = last + 1
+        pastPrefix = bytes
+      }
+    }
+    switch (to?.bytes, pastPrefix) {
+    case (nil, nil): return nil
+    case (let to?, nil): return to
+    case (nil, let past?): return past
+    case (let to?, let past?): return to.lexicographicallyPrecedes(past) ? to : past
     }
   }
 }

@@ -34,6 +34,16 @@ extension TableRow {
     try reader.finish()
   }
 
+  /// Reads a row of a live view, whose dates an environment of format 3 or older opened
+  /// read-only holds as the seconds since 1970 (``RowReader/date()``).
+  @inlinable
+  init(storedBytes bytes: UnsafeRawBufferPointer, datesSince1970: Bool) throws {
+    var reader = RowReader(bytes, row: Self.rowName)
+    reader.datesSince1970 = datesSince1970
+    try self.init(from: &reader)
+    try reader.finish()
+  }
+
   /// Calls `body` with the row's stored bytes (valid only during the call).
   @inlinable
   public func withStoredBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {

@@ -6,8 +6,9 @@ struct ExportCommand: CLICommand {
   static let configuration = CommandConfiguration(
     name: "export", abstract: "Write the whole log as JSON Lines (the log --json format).",
     discussion: """
-      `import` of the output into an empty environment, then `export`, gives the same bytes. With --output, \
-      the file appears complete or not at all: it is written to a temporary file beside it (mode 0600), \
+      `import` of the output into an empty environment, then `export`, gives the same bytes; the layouts of \
+      the payloads travel with it, so that a build without the event types imports the same records. With \
+      --output, the file appears complete or not at all: it is written to a temporary file beside it (mode 0600), \
       flushed and renamed, and removed on a failure or an interrupt.
       """)
 
@@ -23,13 +24,14 @@ struct ExportCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
-    let registry = context.dependencies.eventTypes
     let head = try store.head()
+    // The layouts recorded until now: every revision an event up to `head` recorded.
+    let payloads = try store.payloadTranscoder()
     let progress = ProgressReporter("export", console: context.console)
     let file = try outputFile.map { try OutputFile(path: $0, environment: store.path) }
     var buffer = ""
-    try store.forEachEvent { event in
-      let line = try EventJSON.line(event, registry: registry, streams: context.dependencies.streamNames)
+    try store.forEachEvent(through: head) { event in
+      let line = try EventJSON.line(event, payloads: payloads, streams: context.dependencies.streamNames)
       if let file {
         buffer += line
         buffer += "\n"
@@ -81,7 +83,10 @@ struct ImportCommand: CLICommand {
     // slower and keeps "\r\n" (one Character) together.
     let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
       .map(Substring.init)
-    let registry = context.dependencies.eventTypes
+    // The layouts the file carries, line by line; only those are recorded (not ones this build
+    // would learn from its types), so that `export` gives the same lines again.
+    var payloads = PayloadTranscoder(eventTypes: context.dependencies.eventTypes)
+    payloads.infersLayouts = false
     // Validate everything before appending anything.
     let progress = ProgressReporter("import", console: context.console)
     var events: [IngestedEvent] = []
@@ -93,7 +98,7 @@ struct ImportCommand: CLICommand {
       let number = index + 1
       let offset = text.utf8.distance(from: text.utf8.startIndex, to: line.startIndex)
       let entry = try EventJSON.parse(
-        line, number: number, offset: offset, registry: registry, streams: context.dependencies.streamNames)
+        line, number: number, offset: offset, payloads: &payloads, streams: context.dependencies.streamNames)
       guard entry.sequence == count + 1 else {
         throw CommandFailure("line \(number): 'seq' is \(entry.sequence), expected \(count + 1)")
       }

@@ -30,7 +30,7 @@ struct LogCommand: CLICommand {
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
-    let registry = context.dependencies.eventTypes
+    let payloads = try store.payloadTranscoder()
     let console = context.console
     // The events the replication server refused (usually none), shown with their reason.
     let rejected = Dictionary(
@@ -51,14 +51,14 @@ struct LogCommand: CLICommand {
       shown += 1
       let rejection = rejected.isEmpty ? nil : rejected[event.sequence]
       if json {
-        let line = try EventJSON.line(event, registry: registry, streams: context.dependencies.streamNames)
+        let line = try EventJSON.line(event, payloads: payloads, streams: context.dependencies.streamNames)
         if let rejection, line.hasSuffix("}") {
           console.print(line.dropLast() + #","rejected":"# + JSONValue.string(rejection).rendered() + "}")
         } else {
           console.print(line)
         }
       } else {
-        let summary = EventJSON.summary(event, registry: registry)
+        let summary = EventJSON.summary(event, payloads: payloads)
         page.append([
           String(event.sequence), ISO8601.string(from: event.recordedAt),
           context.dependencies.streamNames.displayed(event.stream),
@@ -101,18 +101,17 @@ struct ShowCommand: CLICommand {
     guard let event = try store.event(at: sequence) else {
       throw CommandFailure("no event \(sequence) (the log's head is \(try store.head()))")
     }
-    let registry = context.dependencies.eventTypes
+    let payloads = try store.payloadTranscoder()
     if json {
       context.console.print(
-        try EventJSON.line(event, registry: registry, streams: context.dependencies.streamNames))
+        try EventJSON.line(event, payloads: payloads, streams: context.dependencies.streamNames))
       return
     }
-    let payload: String
-    if let data = try? registry.json(of: event) {
-      payload = String(decoding: data, as: UTF8.self)
-    } else {
-      payload = "(\(event.payload.count) bytes, type not known to this build)"
-    }
+    let rendered = payloads.json(of: event)
+    let payload =
+      rendered.form == .binary
+      ? "(\(event.payload.count) bytes, type not known to this build)"
+      : String(decoding: rendered.json, as: UTF8.self)
     var table = Table(["FIELD", "VALUE"])
     table.append(["seq", String(event.sequence)])
     table.append(["id", event.id.lowercasedString])

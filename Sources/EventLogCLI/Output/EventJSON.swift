@@ -2,38 +2,35 @@ import EventLog
 import Foundation
 
 /// The `log --json` / `export` shape of an event, one line each:
-/// `{"seq","id","stream","version","type","recordedAt","payload","metadata"}`.
+/// `{"seq","id","stream","version","type","schemaVersion","recordedAt","payload","metadata"}`,
+/// and `"layout"` on the line of an event whose append recorded a layout revision.
 ///
-/// The payload is rendered by the event type registry (keys sorted); an event of a type the
-/// registry does not know is rendered as `{"$binary": base64, "$schemaVersion": n}` so that
-/// `import` can restore it unchanged.
+/// The payload is rendered by a ``PayloadTranscoder`` (keys sorted): by the event type registry
+/// when this build knows the type, else by the layout the environment recorded, with the same
+/// bytes; an event neither knows is rendered as `{"$binary": base64, "$schemaVersion": n}` so
+/// that `import` can restore it unchanged. The layout revisions travel with the export (on the
+/// line of the event that recorded each), so that `import` into an empty environment by a build
+/// without the types stores the same binary records (`Docs/OnDiskFormat.md`).
 ///
 /// Every UUID is written in lower case: the event's ID, the metadata's, those inside the payload
 /// (``EventTypeRegistry/json(of:)``) and those inside stream names (``StreamNames``).
 enum EventJSON {
-  static func line(_ event: RecordedEvent, registry: EventTypeRegistry, streams: StreamNames) throws -> String
+  static func line(_ event: RecordedEvent, payloads: PayloadTranscoder, streams: StreamNames) throws -> String
   {
-    value(event, registry: registry, streams: streams).rendered()
+    value(event, payloads: payloads, streams: streams).rendered()
   }
 
-  static func value(_ event: RecordedEvent, registry: EventTypeRegistry, streams: StreamNames) -> JSONValue {
-    let payload: JSONValue
-    if let json = try? registry.json(of: event) {
-      payload = .raw(String(decoding: json, as: UTF8.self))
-    } else {
-      payload = .object([
-        ("$binary", .string(Data(event.payload).base64EncodedString())),
-        ("$schemaVersion", .uint(UInt64(event.schemaVersion))),
-      ])
-    }
-    return .object([
+  static func value(_ event: RecordedEvent, payloads: PayloadTranscoder, streams: StreamNames) -> JSONValue {
+    let payload = payloads.json(of: event)
+    var members: [(String, JSONValue)] = [
       ("seq", .uint(event.sequence)),
       ("id", .string(event.id.lowercasedString)),
       ("stream", .string(streams.displayed(event.stream))),
       ("version", .uint(event.version)),
       ("type", .string(event.type)),
+      ("schemaVersion", .uint(UInt64(payload.schemaVersion))),
       ("recordedAt", .string(ISO8601.string(from: event.recordedAt))),
-      ("payload", payload),
+      ("payload", .raw(String(decoding: payload.json, as: UTF8.self))),
       (
         "metadata",
         .object([
@@ -42,35 +39,42 @@ enum EventJSON {
           ("origin", .string(event.metadata.origin)),
         ])
       ),
-    ])
+    ]
+    for layout in payloads.layouts(recordedAt: event.sequence)
+    where layout.type == event.type && layout.schemaVersion == event.schemaVersion {
+      members.append(("layout", .raw(String(decoding: layout.exportedJSON, as: UTF8.self))))
+    }
+    return .object(members)
   }
 
   /// A one-line summary of the payload for tables: its JSON, shortened.
-  static func summary(_ event: RecordedEvent, registry: EventTypeRegistry, width: Int = 80) -> String {
-    let text: String
-    if let json = try? registry.json(of: event) {
-      text = String(decoding: json, as: UTF8.self)
-    } else {
-      text = "(\(event.payload.count) bytes of an unknown type)"
-    }
+  static func summary(_ event: RecordedEvent, payloads: PayloadTranscoder, width: Int = 80) -> String {
+    let payload = payloads.json(of: event)
+    let text =
+      payload.form == .binary
+      ? "(\(event.payload.count) bytes of an unknown type)" : String(decoding: payload.json, as: UTF8.self)
     return text.count > width ? String(text.prefix(width - 1)) + "…" : text
   }
 
   /// Parses one exported line back into the event to append and the sequence, stream and
   /// version it claims.
   ///
-  /// UUIDs are read in either case, and a stream's name as ``StreamNames/stored`` reads it.
+  /// UUIDs are read in either case, and a stream's name as ``StreamNames/stored`` reads it. A
+  /// line's `"layout"` is added to `payloads` before its payload is read, so that the payloads of
+  /// a type this build does not know become binary again (``PayloadTranscoder``); one that
+  /// neither the types nor a layout read is kept as JSON (``PayloadEncoding/json``).
   /// - Parameters:
   ///   - line: the line, without its newline.
   ///   - number: the line's number in its file, from 1, for errors.
   ///   - offset: the byte offset of the line in its file, for errors.
-  ///   - registry: the event types, which turn a JSON payload back into its stored bytes.
+  ///   - payloads: the event types, and the layouts of the lines before, which turn a JSON
+  ///     payload back into its stored bytes.
   ///   - streams: how a stream's name as exported reads back as a stored stream.
   /// - Returns: the sequence, stream and version the line claims, and the event to append.
   /// - Throws: ``CommandFailure`` naming the line number and the field; for text that is not
   ///   JSON (RFC 8259, `StrictJSON`), also the column and the byte offset in the file.
   static func parse(
-    _ line: Substring, number: Int, offset: Int = 0, registry: EventTypeRegistry, streams: StreamNames
+    _ line: Substring, number: Int, offset: Int = 0, payloads: inout PayloadTranscoder, streams: StreamNames
   ) throws -> (sequence: UInt64, stream: StreamID, version: UInt64, event: NewEvent) {
     func fail(_ message: String) -> CommandFailure { CommandFailure("line \(number): \(message)") }
     do {
@@ -124,56 +128,59 @@ enum EventJSON {
       correlationID: try optionalUUID("correlationId"), causationID: try optionalUUID("causationId"),
       origin: metadataObject["origin"] as? String ?? "")
     let payloadObject = try field("payload", [String: Any].self)
-    let schemaVersion: UInt16
-    let bytes: [UInt8]
     if let binary = payloadObject["$binary"] as? String {
-      guard let data = Data(base64Encoded: binary), let version = payloadObject["$schemaVersion"] as? Int,
-        let schema = UInt16(exactly: version)
+      guard let data = Data(base64Encoded: binary), let number = payloadObject["$schemaVersion"] as? Int,
+        let schema = UInt16(exactly: number)
       else {
         throw fail("field 'payload' has an invalid $binary or $schemaVersion")
       }
-      schemaVersion = schema
-      bytes = [UInt8](data)
+      let event = NewEvent(
+        id: id, type: type, schemaVersion: schema, payload: [UInt8](data), metadata: metadata,
+        recordedAt: recordedAt)
+      return (sequence, stream, version, event)
+    }
+    // An export before format 4 has no "schemaVersion": its JSON payloads are of the registered
+    // type's current version.
+    let schemaVersion: UInt16
+    if let number = object["schemaVersion"] {
+      guard let number = number as? NSNumber, let value = UInt16(exactly: number.doubleValue),
+        number.stringValue == String(value)
+      else { throw fail("field 'schemaVersion' must be an integer from 0 to 65535") }
+      schemaVersion = value
+    } else if let current = payloads.eventTypes.schemaVersion(of: type) {
+      schemaVersion = current
     } else {
-      guard registry.schemaVersion(of: type) != nil else {
-        throw fail("unknown event type '\(type)' with a JSON payload")
+      throw fail("unknown event type '\(type)' with a JSON payload and no 'schemaVersion'")
+    }
+    if object["layout"] != nil {
+      guard let text = JSONValue.topLevelValue(ofKey: "layout", in: line) else {
+        throw fail("field 'layout' cannot be read")
       }
       do {
-        // The payload's own text when it can be found; re-serialising the parsed object took
-        // 40% of an import.
-        let json =
-          if let text = JSONValue.topLevelValue(ofKey: "payload", in: line) {
-            Data(text.utf8)
-          } else {
-            try JSONSerialization.data(withJSONObject: payloadObject)
-          }
-        (schemaVersion, bytes) = try registry.payload(fromJSON: json, type: type)
+        payloads.add(
+          try RecordedLayout(
+            type: type, schemaVersion: schemaVersion, sequence: sequence, exportedJSON: Data(text.utf8)))
       } catch {
-        throw fail("field 'payload' does not fit \(type): \(Self.describe(error))")
+        throw fail("field 'layout': \(error)")
       }
     }
-    let event = NewEvent(
-      id: id, type: type, schemaVersion: schemaVersion, payload: bytes, metadata: metadata,
-      recordedAt: recordedAt)
-    return (sequence, stream, version, event)
-  }
-
-  /// A decoding error in one line, naming the field.
-  static func describe(_ error: any Error) -> String {
-    guard let error = error as? DecodingError else { return "\(error)" }
-    func path(_ context: DecodingError.Context) -> String {
-      context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
-    }
-    switch error {
-    case .keyNotFound(let key, let context):
-      let prefix = path(context)
-      return "missing field '\(prefix.isEmpty ? key.stringValue : prefix + "." + key.stringValue)'"
-    case .typeMismatch(_, let context), .valueNotFound(_, let context):
-      return "field '\(path(context))' has the wrong type"
-    case .dataCorrupted(let context):
-      return "field '\(path(context))': \(context.debugDescription)"
-    @unknown default:
-      return "\(error)"
+    do {
+      // The payload's own text when it can be found; re-serialising the parsed object took
+      // 40% of an import.
+      let json =
+        if let text = JSONValue.topLevelValue(ofKey: "payload", in: line) {
+          Data(text.utf8)
+        } else {
+          try JSONSerialization.data(withJSONObject: payloadObject)
+        }
+      let event = try payloads.event(
+        id: id, type: type, schemaVersion: schemaVersion, payloadJSON: json, metadata: metadata,
+        recordedAt: recordedAt)
+      return (sequence, stream, version, event)
+    } catch let error as PayloadConversionError {
+      throw fail("field 'payload' \(error.reason)")
+    } catch {
+      throw fail("field 'payload' cannot be read: \(error)")
     }
   }
 }

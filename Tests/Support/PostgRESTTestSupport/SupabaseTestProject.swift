@@ -48,6 +48,15 @@ public final class SupabaseTestProject: Sendable {
     self.server = server
     (database, owner, ownerPassword) = try server.createDatabase()
     try SupabaseAuthSchema.install(on: server, database: database)
+    // The database's owner stands for Supabase's `postgres` role, which may use the schema `auth`
+    // and its functions (supabase/supabase, docker/volumes/db/init/
+    // 20211115181400-update-auth-permissions.sql: `GRANT USAGE ON SCHEMA auth TO postgres`,
+    // `GRANT ALL ON ALL ROUTINES IN SCHEMA auth TO postgres`).
+    try server.superuser(
+      """
+      GRANT USAGE ON SCHEMA auth TO "\(owner)";
+      GRANT ALL ON ALL ROUTINES IN SCHEMA auth TO "\(owner)";
+      """, database: database)
     jwtSecret = "stand-in-jwt-secret-" + UUID().uuidString.lowercased()
     anonKey = TestJWT.anonKey(secret: jwtSecret)
     var configuration = PostgRESTStandIn.Configuration(
