@@ -161,6 +161,38 @@ struct ConvergentTableTests {
     #expect(try store.firstDifference(from: store.replay()) == nil)
   }
 
+  @Test(
+    "a refold reads payloads stored as JSON (pulled by a build without the types) in binary, as every fold does"
+  )
+  func refoldConvertsJSONPayloads() async throws {
+    let dir = TemporaryDirectory()
+    let id = UUID()
+    let events: [(Double, any EventPayload)] = [
+      (0, ReviewEntity.ReviewPosted(review: Self.review(id))), (20, ReviewRated(id: id, rating: 5)),
+      (10, ReviewRated(id: id, rating: 1)),  // late: the rebuild folds the row again
+    ]
+    // A build that does not know the review types stores them as JSON, unreadable.
+    try await withStore(at: dir.environment()) { store in
+      let ingested = try events.map { seconds, payload in
+        IngestedEvent(
+          stream: Reviews.stream(id),
+          event: try store.event(
+            id: UUID(), type: type(of: payload).eventType, schemaVersion: 1,
+            payloadJSON: try PayloadJSONEncoder().encode(payload), metadata: EventMetadata(origin: "server"),
+            recordedAt: Self.start.addingTimeInterval(seconds)))
+      }
+      #expect(ingested.allSatisfy { $0.event.payloadEncoding == .json })
+      try await store.ingest(ingested)
+      #expect(try store.skippedCount() == 3)
+    }
+    // One that knows them readmits them and rebuilds the table, refold included.
+    let store = try EventStore(path: dir.environment(), schema: Reviews.schema, options: .fast)
+    #expect(try store.skippedCount() == 0)
+    #expect(try rows(store).map(\.rating) == [5])
+    #expect(try store.firstDifference(from: store.replay()) == nil)
+    #expect(try store.verify().ok)
+  }
+
   @Test("an update of a key never seen fails as ifMissing says; after a delete it changes nothing")
   func missingRows() async throws {
     let dir = TemporaryDirectory()
