@@ -162,7 +162,7 @@ struct ConvergentTableTests {
   }
 
   @Test(
-    "a refold reads payloads stored as JSON (pulled by a build without the types) in binary, as every fold does"
+    "a row whose events a build without the types stored as JSON is folded again, in stamp order, by one that reads them"
   )
   func refoldConvertsJSONPayloads() async throws {
     let dir = TemporaryDirectory()
