@@ -5,6 +5,7 @@ import PostgresTestSupport
 import Replication
 import ReplicationPostgres
 import RestaurantBooking
+import TestKit
 import Testing
 
 /// Issue 21: the shared log against a hostile co-device (anything holding the customer's role),
@@ -351,6 +352,63 @@ struct HostileTests {
     #expect(skipped.map(\.kind) == [.refused])
     #expect(skipped.first?.reason.contains("created already") == true)
     try tablet.expectHealthy()
+  }
+
+  /// Medium: events a pull keeps but skips (invalid, refused by a projection, of an unknown type)
+  /// made the device's `export` impossible to `import`, while `verify` said OK. The export marks
+  /// them skipped, and the import keeps them so: the backup restores the same log, and exports
+  /// the same bytes again.
+  @Test func everyExportOfAPullingDeviceImports() async throws {
+    let fixture = try await ServerFixture()
+    let ada = try fixture.customer("ada")
+    let phone = try Device(ada)
+    let restaurant = try await phone.addRestaurant()
+    let booking = try await phone.book(restaurant, name: "Ada")
+    #expect(try await phone.push().pushed == 1)
+    let created = try #require(try phone.store.events(from: 1).last)
+    // A co-device's events: a party of 0 (invalid), a second create of the booking (refused by
+    // the projection), and a newer app's type (unreadable).
+    var empty = try created.decode(BookingCreated.self)
+    empty.partySize = 0
+    empty.bookingID = UUID()
+    var second = try created.decode(BookingCreated.self)
+    second.customerName = "Mallory"
+    func outgoing(_ payload: BookingCreated, sequence: UInt64) throws -> OutgoingEvent {
+      let event = RecordedEvent(
+        sequence: sequence, id: UUID(), stream: RestaurantBookingStreams.booking(payload.bookingID),
+        version: 1,
+        type: BookingCreated.eventType, schemaVersion: 1, recordedAt: Date(),
+        metadata: EventMetadata(origin: "x"),
+        payload: try BinaryEncoder().encode(payload))
+      return OutgoingEvent(event, payload: PayloadConversionProbe.json(event))
+    }
+    let foreign = OutgoingEvent(
+      localSequence: 3, id: UUID(), stream: RestaurantBookingStreams.booking(booking.id),
+      type: "BookingMoved",
+      schemaVersion: 1, payload: Array(#"{"table":4}"#.utf8), metadata: EventMetadata(origin: "app 2"),
+      recordedAt: Date())
+    _ = try await phone.transport.push(
+      [try outgoing(empty, sequence: 1), try outgoing(second, sequence: 2), foreign], device: .random(),
+      through: 3)
+
+    let tablet = try Device(ada)
+    try await tablet.addRestaurant(id: restaurant)
+    let pulled = try await tablet.pull()
+    #expect(pulled.pulled == 4 && pulled.unreadable == 3, "\(pulled)")
+    #expect(Set(try tablet.store.skippedEvents().map(\.kind)) == [.invalid, .refused, .unreadable])
+    try tablet.expectHealthy()
+
+    let binary = builtProduct("eventlog", override: "EVENTLOG_BINARY")
+    let exported = try runChild(binary, ["--db", tablet.store.path, "export"])
+    #expect(exported.status == 0, "\(exported)")
+    #expect(exported.stdout.components(separatedBy: #""skipped":{"#).count == 3)
+    let file = try tablet.directory.file("backup.jsonl", Data(exported.stdout.utf8))
+    let restored = TemporaryDirectory("restored")
+    let imported = try runChild(binary, ["--db", restored.environment(), "import", file])
+    #expect(imported.status == 0, "\(imported)")
+    let again = try runChild(binary, ["--db", restored.environment(), "export"])
+    #expect(again.stdout == exported.stdout)
+    #expect(try runChild(binary, ["--db", restored.environment(), "verify"]).status == 0)
   }
 
   /// Medium: the same event ID with other content: the first push won and nobody noticed. Now

@@ -65,6 +65,11 @@ struct IsolationTests {
       }
       #expect(peek?.sqlState == "42501", "\(table)")
     }
+    // Nor the statistics, which showed other owners' values (role names, IDs) to anyone with SELECT.
+    try fixture.superuser("ANALYZE eventlog.events")
+    let stats = try sql.query(
+      "SELECT count(*) AS n FROM pg_stats WHERE schemaname = 'eventlog'", purpose: "peek at the statistics")
+    #expect(try stats.integer(0, "n") == 0)
     // Bob names Alice as the owner: refused.
     let forged = #expect(throws: PostgresError.self) {
       try sql.query(

@@ -9,11 +9,35 @@ public struct IngestedEvent: Sendable, Hashable {
   public var stream: StreamID
   /// The event, with ``NewEvent/recordedAt`` set to when it was first recorded.
   public var event: NewEvent
+  /// How the log it comes from skipped it (an `export` says so), when it was invalid or refused
+  /// there: it is stored and skipped the same way, whatever this store's rules say, so that a
+  /// backup restores the log it was taken of. (An event skipped there as unreadable is judged
+  /// here: this build may read it.)
+  public var skipped: (kind: SkippedEvent.Kind, reason: String)?
 
   /// Creates an ingested event.
-  public init(stream: StreamID, event: NewEvent) {
+  /// - Parameters:
+  ///   - stream: the stream it belongs to.
+  ///   - event: the event.
+  ///   - skipped: how the log it comes from skipped it, if it did.
+  public init(stream: StreamID, event: NewEvent, skipped: (kind: SkippedEvent.Kind, reason: String)? = nil) {
     self.stream = stream
     self.event = event
+    self.skipped = skipped
+  }
+
+  /// Whether two ingested events are the same, skip included.
+  public static func == (lhs: IngestedEvent, rhs: IngestedEvent) -> Bool {
+    lhs.stream == rhs.stream && lhs.event == rhs.event && lhs.skipped?.kind == rhs.skipped?.kind
+      && lhs.skipped?.reason == rhs.skipped?.reason
+  }
+
+  /// Hashes the stream, the event and the skip.
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(stream)
+    hasher.combine(event)
+    hasher.combine(skipped?.kind)
+    hasher.combine(skipped?.reason)
   }
 }
 
@@ -89,6 +113,9 @@ extension EventStore {
             events, expectingHead: expectingHead, allOrNothing: allOrNothing,
             failing: failing, updatingState: updatingState)
         } catch let failure as IngestProjectionFailure where failing[failure.id] == nil {
+          // All or nothing (an import): an event a projection refuses fails the whole ingest,
+          // unless its log skipped it so already (``IngestedEvent/skipped``).
+          if allOrNothing { throw EventStoreError.invalidEvent(id: failure.id, reason: failure.reason) }
           failing[failure.id] = failure.reason
         }
       }

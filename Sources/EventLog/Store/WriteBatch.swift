@@ -346,9 +346,13 @@ struct WriteBatch {
       let recorded = try write(item.event, to: item.stream, streamKey: streamKey, version: version)
       written[item.event.id] = recorded.sequence
       idEntries.append((item.event.id, recorded.sequence))
-      if let reason = failing[item.event.id] {
-        try skip(recorded.sequence, SkippedEvent(sequence: recorded.sequence, kind: .refused, reason: reason))
-        outcomes.append(.skipped(sequence: recorded.sequence, kind: .refused, reason: reason))
+      let kept: (kind: SkippedEvent.Kind, reason: String)? =
+        failing[item.event.id].map { (.refused, $0) }
+        ?? item.skipped.flatMap { $0.kind == .unreadable ? nil : $0 }
+      if let kept {
+        try skip(
+          recorded.sequence, SkippedEvent(sequence: recorded.sequence, kind: kept.kind, reason: kept.reason))
+        outcomes.append(.skipped(sequence: recorded.sequence, kind: kept.kind, reason: kept.reason))
         continue
       }
       // A JSON payload is judged and folded in binary; one that does not convert is unreadable.

@@ -27,11 +27,16 @@ struct ExportCommand: CLICommand {
     let head = try store.head()
     // The layouts recorded until now: every revision an event up to `head` recorded.
     let payloads = try store.payloadTranscoder()
+    // The events the projections skip go out marked, so that an import keeps them skipped.
+    let skipped = Dictionary(
+      try store.skippedEvents().map { ($0.sequence, $0) }, uniquingKeysWith: { a, _ in a })
     let progress = ProgressReporter("export", console: context.console)
     let file = try outputFile.map { try OutputFile(path: $0, environment: store.path) }
     var buffer = ""
     try store.forEachEvent(through: head) { event in
-      let line = try EventJSON.line(event, payloads: payloads, streams: context.dependencies.streamNames)
+      let line = try EventJSON.line(
+        event, payloads: payloads, streams: context.dependencies.streamNames, skipped: skipped[event.sequence]
+      )
       if let file {
         buffer += line
         buffer += "\n"
@@ -113,8 +118,11 @@ struct ImportCommand: CLICommand {
           "line \(number): event id \(entry.event.id.uuidString.lowercased()) appears twice")
       }
       // The domain's rules (`Docs/Domain.md`): an event that breaks them is refused; one this
-      // build cannot read (a newer app's, pulled before the backup) is stored and skipped.
-      if let admission = context.dependencies.admission {
+      // build cannot read (a newer app's, pulled before the backup) is stored and skipped, and
+      // so is one its log skipped as invalid or refused (the export marks it: a pull kept it
+      // there, so the backup keeps it too).
+      let keptSkipped = entry.skipped.map { $0.kind != .unreadable } ?? false
+      if !keptSkipped, let admission = context.dependencies.admission {
         let recorded = RecordedEvent(
           sequence: entry.sequence, id: entry.event.id, stream: entry.stream, version: entry.version,
           type: entry.event.type, schemaVersion: entry.event.schemaVersion,
@@ -128,7 +136,7 @@ struct ImportCommand: CLICommand {
       }
       versions[entry.stream] = entry.version
       count += 1
-      events.append(IngestedEvent(stream: entry.stream, event: entry.event))
+      events.append(IngestedEvent(stream: entry.stream, event: entry.event, skipped: entry.skipped))
       if count % 4_096 == 0 { progress.update(completed: UInt64(index + 1), total: UInt64(lines.count)) }
     }
     progress.finish()

@@ -31,6 +31,9 @@ struct LogCommand: CLICommand {
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
     let payloads = try store.payloadTranscoder()
+    // The events the projections skip: their lines say so, as export's do.
+    let skipped = Dictionary(
+      try store.skippedEvents().map { ($0.sequence, $0) }, uniquingKeysWith: { a, _ in a })
     let console = context.console
     // The events the replication server refused (usually none), shown with their reason.
     let rejected = Dictionary(
@@ -51,7 +54,9 @@ struct LogCommand: CLICommand {
       shown += 1
       let rejection = rejected.isEmpty ? nil : rejected[event.sequence]
       if json {
-        let line = try EventJSON.line(event, payloads: payloads, streams: context.dependencies.streamNames)
+        let line = try EventJSON.line(
+          event, payloads: payloads, streams: context.dependencies.streamNames,
+          skipped: skipped[event.sequence])
         if let rejection, line.hasSuffix("}") {
           console.print(line.dropLast() + #","rejected":"# + JSONValue.string(rejection).rendered() + "}")
         } else {
@@ -103,8 +108,10 @@ struct ShowCommand: CLICommand {
     }
     let payloads = try store.payloadTranscoder()
     if json {
+      let skipped = try store.skippedEvents().first { $0.sequence == event.sequence }
       context.console.print(
-        try EventJSON.line(event, payloads: payloads, streams: context.dependencies.streamNames))
+        try EventJSON.line(
+          event, payloads: payloads, streams: context.dependencies.streamNames, skipped: skipped))
       return
     }
     let rendered = payloads.json(of: event)

@@ -36,7 +36,7 @@ struct VerifyCommand: CLICommand {
       }
       let skipped = report.skipped.map { event in
         JSONValue.object([
-          ("seq", .uint(event.sequence)), ("kind", .string(Self.name(of: event.kind))),
+          ("seq", .uint(event.sequence)), ("kind", .string(EventJSON.name(of: event.kind))),
           ("reason", .string(UUIDText.lowercased(event.reason))),
         ])
       }
@@ -74,7 +74,9 @@ struct VerifyCommand: CLICommand {
         context.console.print("\(report.skipped.count) event(s) are kept but not projected:")
         var table = Table(["SEQ", "KIND", "REASON"], rightAligned: [0])
         for event in report.skipped {
-          table.append([String(event.sequence), Self.name(of: event.kind), UUIDText.lowercased(event.reason)])
+          table.append([
+            String(event.sequence), EventJSON.name(of: event.kind), UUIDText.lowercased(event.reason),
+          ])
         }
         context.console.print(table.rendered(), terminator: "")
       }
@@ -102,15 +104,6 @@ extension VerifyCommand {
   static func printUnchecked(_ report: VerificationReport, to console: Console) {
     for projection in report.uncheckedProjections { console.print("  \(projection)") }
     for events in report.uncheckedEvents { console.print("  \(events)") }
-  }
-
-  /// The name of a skip's kind in output: `unreadable`, `invalid` or `refused`.
-  static func name(of kind: SkippedEvent.Kind) -> String {
-    switch kind {
-    case .unreadable: "unreadable"
-    case .invalid: "invalid"
-    case .refused: "refused"
-    }
   }
 }
 

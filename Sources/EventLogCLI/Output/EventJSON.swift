@@ -3,7 +3,9 @@ import Foundation
 
 /// The `log --json` / `export` shape of an event, one line each:
 /// `{"seq","id","stream","version","type","schemaVersion","recordedAt","payload","metadata"}`,
-/// and `"layout"` on the line of an event whose append recorded a layout revision.
+/// `"layout"` on the line of an event whose append recorded a layout revision, and
+/// `"skipped": {"kind", "reason"}` on the line of an event the projections skip as invalid or
+/// refused (so that `import` restores it skipped: what a pull kept, a backup keeps).
 ///
 /// The payload is rendered by a ``PayloadTranscoder`` (keys sorted): by the event type registry
 /// when this build knows the type, else by the layout the environment recorded, with the same
@@ -15,12 +17,15 @@ import Foundation
 /// Every UUID is written in lower case: the event's ID, the metadata's, those inside the payload
 /// (``EventTypeRegistry/json(of:)``) and those inside stream names (``StreamNames``).
 enum EventJSON {
-  static func line(_ event: RecordedEvent, payloads: PayloadTranscoder, streams: StreamNames) throws -> String
-  {
-    value(event, payloads: payloads, streams: streams).rendered()
+  static func line(
+    _ event: RecordedEvent, payloads: PayloadTranscoder, streams: StreamNames, skipped: SkippedEvent? = nil
+  ) throws -> String {
+    value(event, payloads: payloads, streams: streams, skipped: skipped).rendered()
   }
 
-  static func value(_ event: RecordedEvent, payloads: PayloadTranscoder, streams: StreamNames) -> JSONValue {
+  static func value(
+    _ event: RecordedEvent, payloads: PayloadTranscoder, streams: StreamNames, skipped: SkippedEvent? = nil
+  ) -> JSONValue {
     let payload = payloads.json(of: event)
     var members: [(String, JSONValue)] = [
       ("seq", .uint(event.sequence)),
@@ -44,7 +49,25 @@ enum EventJSON {
     where layout.type == event.type && layout.schemaVersion == event.schemaVersion {
       members.append(("layout", .raw(String(decoding: layout.exportedJSON, as: UTF8.self))))
     }
+    // Only what an import could not judge again: an unreadable event is judged by the build that
+    // imports it (it may read it), so marking it would make an export by another build differ.
+    if let skipped, skipped.kind != .unreadable {
+      members.append(
+        (
+          "skipped",
+          .object([("kind", .string(Self.name(of: skipped.kind))), ("reason", .string(skipped.reason))])
+        ))
+    }
     return .object(members)
+  }
+
+  /// The name of a skip's kind in output: `unreadable`, `invalid` or `refused`.
+  static func name(of kind: SkippedEvent.Kind) -> String {
+    switch kind {
+    case .unreadable: "unreadable"
+    case .invalid: "invalid"
+    case .refused: "refused"
+    }
   }
 
   /// A one-line summary of the payload for tables: its JSON, shortened.
@@ -75,7 +98,10 @@ enum EventJSON {
   ///   JSON (RFC 8259, `StrictJSON`), also the column and the byte offset in the file.
   static func parse(
     _ line: Substring, number: Int, offset: Int = 0, payloads: inout PayloadTranscoder, streams: StreamNames
-  ) throws -> (sequence: UInt64, stream: StreamID, version: UInt64, event: NewEvent) {
+  ) throws -> (
+    sequence: UInt64, stream: StreamID, version: UInt64, event: NewEvent,
+    skipped: (kind: SkippedEvent.Kind, reason: String)?
+  ) {
     func fail(_ message: String) -> CommandFailure { CommandFailure("line \(number): \(message)") }
     do {
       try StrictJSON.validate(line)
@@ -127,6 +153,18 @@ enum EventJSON {
     let metadata = EventMetadata(
       correlationID: try optionalUUID("correlationId"), causationID: try optionalUUID("causationId"),
       origin: metadataObject["origin"] as? String ?? "")
+    var skipped: (kind: SkippedEvent.Kind, reason: String)?
+    if let value = object["skipped"] {
+      let kinds: [String: SkippedEvent.Kind] = [
+        "unreadable": .unreadable, "invalid": .invalid, "refused": .refused,
+      ]
+      guard let note = value as? [String: Any], note.count == 2, let name = note["kind"] as? String,
+        let kind = kinds[name], let reason = note["reason"] as? String
+      else {
+        throw fail(#"field 'skipped' must be {"kind": "unreadable"|"invalid"|"refused", "reason": text}"#)
+      }
+      skipped = (kind, reason)
+    }
     let payloadObject = try field("payload", [String: Any].self)
     if let binary = payloadObject["$binary"] as? String {
       guard let data = Data(base64Encoded: binary), let number = payloadObject["$schemaVersion"] as? Int,
@@ -137,7 +175,7 @@ enum EventJSON {
       let event = NewEvent(
         id: id, type: type, schemaVersion: schema, payload: [UInt8](data), metadata: metadata,
         recordedAt: recordedAt)
-      return (sequence, stream, version, event)
+      return (sequence, stream, version, event, skipped)
     }
     // An export before format 4 has no "schemaVersion": its JSON payloads are of the registered
     // type's current version.
@@ -176,7 +214,7 @@ enum EventJSON {
       let event = try payloads.event(
         id: id, type: type, schemaVersion: schemaVersion, payloadJSON: json, metadata: metadata,
         recordedAt: recordedAt)
-      return (sequence, stream, version, event)
+      return (sequence, stream, version, event, skipped)
     } catch let error as PayloadConversionError {
       throw fail("field 'payload' \(error.reason)")
     } catch {
