@@ -291,6 +291,33 @@ struct ConvergentTableTests {
     #expect(try store?.verify().ok == true)
   }
 
+  @Test(
+    "read-only, a table an engine without the rule built (no .stamps) reads its rows, and verify names its version"
+  )
+  func readOnlyBeforeTheRule() async throws {
+    let dir = TemporaryDirectory()
+    let id = UUID()
+    // As a build before the rule left it: the same table, version 1, no `.stamps`.
+    let before = TableProjection<Review>(
+      name: "reviews", version: 1, primaryKey: .uuid(\.id),
+      indexes: [Reviews.byRestaurant, Reviews.byRating],
+      handlers: [
+        .create(ReviewEntity.ReviewPosted.self) { $0.review }, .delete(ReviewDeleted.self, key: \.id),
+      ])
+    try await withStore(at: dir.environment(), projections: [before]) { store in
+      try await store.append(
+        [try NewEvent(ReviewEntity.ReviewPosted(review: Self.review(id)))], to: Reviews.stream(id))
+    }
+    var options = EventStore.Options.fast
+    options.readOnly = true
+    let store = try EventStore(path: dir.environment(), projections: [Reviews.projection], options: options)
+    #expect(try rows(store).map(\.id) == [id])
+    let report = try store.verify()
+    #expect(
+      report.problems.contains { $0.problem.contains("stored at version 1, code is at 16777217") },
+      "\(report)")
+  }
+
   private func withRaw(_ path: String, _ body: (Environment) throws -> Void) throws {
     var options = Environment.Options()
     options.maxDatabases = 32

@@ -212,6 +212,8 @@ public final class EventStore: Sendable {
   /// The databases of `projection`'s tables, or `nil` when the environment is read-only and the
   /// projection was never built there: no checkpoint, and its tables missing or empty (an app
   /// without it wrote the environment, or a first open was interrupted before it built them).
+  /// Read-only, a projection stored at another version may lack some of its tables: those are
+  /// left out.
   /// - Throws: the storage error when some of its tables are missing and it is not so.
   private static func openTables(
     of projection: any Projection, in environment: Environment, schema: Schema
@@ -229,14 +231,21 @@ public final class EventStore: Sendable {
       }
     }
     guard environment.options.readOnly else { return tables }
-    let neverBuilt = try storage {
+    let (checkpoint, empty) = try storage {
       try environment.read { txn in
-        try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema) == nil
-          && tables.values.allSatisfy { try txn.count(in: $0) == 0 }
+        (
+          try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema),
+          try tables.values.allSatisfy { try txn.count(in: $0) == 0 }
+        )
       }
     }
-    if neverBuilt { return nil }
-    if let firstError { throw EventStoreError.storage(firstError) }
+    if checkpoint == nil && empty { return nil }
+    // Stored at another version (a build whose projection had other tables: a table with
+    // updates before the convergent rule had no `.stamps`), its tables are read as they are; a
+    // writable open rebuilds it, and `verify` says its version differs.
+    if let firstError, checkpoint?.version == projection.version || checkpoint == nil {
+      throw EventStoreError.storage(firstError)
+    }
     return tables
   }
 
