@@ -16,6 +16,7 @@ let package = Package(
     .executable(name: "eventlog", targets: ["eventlog"]),
     .executable(name: "eventlog-benchmarks", targets: ["EventLogBenchmarks"]),
     .executable(name: "eventlog-stress", targets: ["EventLogStress"]),
+    .executable(name: "review-device", targets: ["ReviewDevice"]),
     .executable(name: "user-eventlog", targets: ["UserEventLog"]),
   ],
   targets: [
@@ -99,6 +100,16 @@ let package = Package(
       dependencies: ["EventLog", "RestaurantBooking", "TestKit"],
       path: "Tests/Support/EventLogStress"
     ),
+    // Test support: the `Review` entity (posted, edited field by field, deleted) of the
+    // convergence checks, on EventLog's public API alone, and the rule's oracle.
+    .target(name: "ReviewEntity", dependencies: ["EventLog"], path: "Tests/Support/ReviewEntity"),
+    // Test support: one device of the review convergence model check; one operation per run
+    // (post, edit, delete, push, pull, list, check), so that a test can kill it mid-push or pull.
+    .executableTarget(
+      name: "ReviewDevice",
+      dependencies: ["EventLog", "ReviewEntity", "Replication", "ReplicationPostgres", "TestKit"],
+      path: "Tests/Support/ReviewDevice"
+    ),
     // Test support: an app's own `eventlog`, for the `User` entity of Tests/UserEntityTests (its two
     // files are linked into the target), built as Docs/CLI.md shows; the CLI tests run it.
     .executableTarget(
@@ -130,7 +141,7 @@ let package = Package(
       dependencies: [
         "Replication", "ReplicationPostgres", "Postgres", "PostgresTestSupport", "EventLog",
         "RestaurantBooking",
-        "TestKit",
+        "TestKit", "ReviewEntity",
       ]),
     // Replication through Supabase's API: the HTTPS transport against the PostgREST stand-in over
     // a real PostgreSQL with Supabase's auth pieces (users, tokens, faults, the command line).
@@ -146,7 +157,8 @@ let package = Package(
     .testTarget(
       name: "PostgRESTStandInTests",
       dependencies: ["PostgRESTTestSupport", "PostgresTestSupport", "Postgres", "HTTP", "TestKit"]),
-    .testTarget(name: "EventLogTests", dependencies: ["EventLog", "Checksum", "LMDB", "TestKit"]),
+    .testTarget(
+      name: "EventLogTests", dependencies: ["EventLog", "Checksum", "LMDB", "TestKit", "ReviewEntity"]),
     // The `User` entity of Docs/AddingAnEntity.md, on EventLog's public API alone, and its tests.
     .testTarget(name: "UserEntityTests", dependencies: ["EventLog", "TestKit"]),
     .testTarget(

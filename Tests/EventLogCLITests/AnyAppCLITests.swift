@@ -6,6 +6,10 @@ import Testing
 /// `eventlog` on the environments it writes, whose event types and projections it does not know.
 @Suite("Any app's eventlog")
 struct AnyAppCLITests {
+  /// The stored version of the `users` and `restaurants` tables (version 1, with update handlers):
+  /// the table engine's convergent rule keeps its revision in the top byte.
+  static let versionOne: UInt32 = 0x0100_0001
+
   @Test("an app's eventlog is a few lines of main.swift: its own commands and every generic one")
   func appEventLog() throws {
     let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -96,7 +100,8 @@ struct AnyAppCLITests {
     #expect(verify.status == 0, "\(verify)")
     #expect(verify.stdout.hasPrefix("OK: 4 events verified"), "\(verify)")
     #expect(
-      verify.stdout.contains("projection 'users' (version 1): this build does not know it"), "\(verify)")
+      verify.stdout.contains("projection 'users' (version \(Self.versionOne)): this build does not know it"),
+      "\(verify)")
     #expect(verify.stdout.contains("2 UserRegistered event(s): this build does not know the event type"))
     let report = try #require(try json(stock("verify", "--json")) as? [String: Any])
     #expect(report["ok"] as? Bool == true && (report["problems"] as? [Any])?.isEmpty == true)
@@ -104,7 +109,7 @@ struct AnyAppCLITests {
     let projections = try #require(unchecked["projections"] as? [[String: Any]])
     #expect(projections.map { $0["name"] as? String } == ["users", "restaurants", "bookings"])
     #expect(projections.first?["reason"] as? String == "this build does not know it")
-    #expect(projections.first?["version"] as? Int == 1)
+    #expect(projections.first?["version"] as? Int == Int(Self.versionOne))
     let events = try #require(unchecked["events"] as? [[String: Any]])
     #expect(events.map { $0["type"] as? String } == ["UserDeleted", "UserRegistered", "UserRenamed"])
     #expect(events.map { $0["count"] as? Int } == [1, 2, 1])
@@ -113,7 +118,8 @@ struct AnyAppCLITests {
     #expect(replay.status == 0, "\(replay)")
     #expect(!replay.stdout.contains("the projections match the live state"), "\(replay)")
     #expect(
-      replay.stdout.contains("not compared: projection 'users' (version 1): this build does not know it"))
+      replay.stdout.contains(
+        "not compared: projection 'users' (version \(Self.versionOne)): this build does not know it"))
     let replayed = try #require(try json(stock("replay", "--json")) as? [String: Any])
     #expect((replayed["notCompared"] as? [[String: Any]])?.first?["name"] as? String == "users")
     #expect((replayed["compared"] as? [Any])?.isEmpty == true)
@@ -180,7 +186,9 @@ struct AnyAppCLITests {
     // Until the app writes, its projection is behind the head: checked as of its checkpoint.
     let behind = try app("verify")
     #expect(behind.status == 0, "\(behind)")
-    #expect(behind.stdout.contains("projection 'users' (version 1): behind the head: folded through event 1"))
+    #expect(
+      behind.stdout.contains(
+        "projection 'users' (version \(Self.versionOne)): behind the head: folded through event 1"))
     let replayBehind = try app("replay")
     #expect(
       replayBehind.status == 0 && replayBehind.stdout.contains("no projection was compared at the head"))
@@ -188,7 +196,9 @@ struct AnyAppCLITests {
     _ = try Self.create(app, "Bob")
     #expect(try Self.names(app("users", "list", "--json")) == ["Ada", "Bob"])
     let verify = try app("verify")
-    #expect(verify.status == 0 && verify.stdout.contains("projection 'restaurants' (version 1)"), "\(verify)")
+    #expect(
+      verify.status == 0 && verify.stdout.contains("projection 'restaurants' (version \(Self.versionOne))"),
+      "\(verify)")
     #expect(!verify.stdout.contains("behind"))
     #expect(try app("replay").stdout.contains("the projections compared match the live state (users)"))
   }

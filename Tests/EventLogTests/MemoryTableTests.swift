@@ -35,6 +35,23 @@ struct MemoryTableTests {
     #expect(sorted.allSatisfy { model[$0.key] == $0.value })
   }
 
+  @Test("a value changed in place reads back changed; an absent key is not handed to the body")
+  func mutableValue() {
+    let table = MemoryTable(name: "t")
+    table.setValue([1, 2, 3], forKey: [9])
+    table.setValue([4], forKey: [8])
+    let found = [UInt8]([9]).withUnsafeBytes { key in
+      table.withMutableValue(forKey: key) { value in
+        value[1] = 7
+        return value.count
+      }
+    }
+    #expect(found == 3)
+    #expect(table.value(forKey: [9]) == [1, 7, 3])
+    #expect(table.value(forKey: [8]) == [4])
+    #expect([UInt8]([7]).withUnsafeBytes { key in table.withMutableValue(forKey: key) { _ in true } } == nil)
+  }
+
   @Test("keys of every length up to 40 bytes, and the empty key, are told apart")
   func keyLengths() {
     let table = MemoryTable(name: "t")

@@ -105,6 +105,45 @@ struct UserTests {
     #expect(try replayed.rows().map(\.id) == live.map(\.id).sorted { TableKey.uuid($0) < TableKey.uuid($1) })
   }
 
+  @Test(
+    "two devices that rename, and delete, one user while apart hold the same users once they exchange events")
+  func devicesConverge() async throws {
+    let other = TemporaryDirectory()
+    var options = EventStore.Options()
+    options.durability = .noSync
+    let phone = try open()
+    let laptop = try EventStore(path: other.environment(), projections: [Users.projection], options: options)
+    /// Stores the events of `source` that `target` lacks, in `source`'s order, as a pull would.
+    func exchange(from source: EventStore, to target: EventStore) async throws {
+      try await target.ingest(
+        try source.events().map {
+          IngestedEvent(
+            stream: $0.stream,
+            event: NewEvent(
+              id: $0.id, type: $0.type, schemaVersion: $0.schemaVersion, payload: $0.payload,
+              metadata: $0.metadata, recordedAt: $0.recordedAt))
+        })
+    }
+    let onPhone = EventSourcedUserRepository(store: phone)
+    let onLaptop = EventSourcedUserRepository(store: laptop)
+    let ada = try await onPhone.create(name: "Ada", email: "ada@example.com")
+    let bob = try await onPhone.create(name: "Bob", email: "bob@example.com")
+    try await exchange(from: phone, to: laptop)
+    // Apart: both rename Ada (the laptop last); the phone deletes Bob, the laptop renames him.
+    try await onPhone.rename(id: ada.id, to: "Ada on the phone")
+    try await onPhone.delete(id: bob.id)
+    try await onLaptop.rename(id: bob.id, to: "Bob on the laptop")
+    try await onLaptop.rename(id: ada.id, to: "Ada on the laptop")
+    try await exchange(from: phone, to: laptop)
+    try await exchange(from: laptop, to: phone)
+    // On both, the later rename wins (the laptop's, which reaches the phone after its own and the
+    // laptop before the phone's older one), and the deleted user stays deleted.
+    for users in [onPhone, onLaptop] {
+      #expect(try await users.getAll().map(\.name) == ["Ada on the laptop"])
+    }
+    for store in [phone, laptop] { #expect(try store.firstDifference(from: store.replay()) == nil) }
+  }
+
   @Test("the entity is at most 120 lines in at most 4 files, and imports only EventLog and Foundation")
   func size() throws {
     let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

@@ -47,6 +47,16 @@ final class MemoryTable {
     try storage.withValue(forKey: key, body)
   }
 
+  /// Calls `body` with the value stored under `key`, which it may change in place (not its
+  /// length), or returns `nil` when there is none: one lookup for a read and a write. The bytes
+  /// are valid only inside `body`, which must not change the table otherwise.
+  /// - Complexity: O(1) on average.
+  func withMutableValue<R>(
+    forKey key: UnsafeRawBufferPointer, _ body: (UnsafeMutableRawBufferPointer) throws -> R
+  ) rethrows -> R? {
+    try storage.withMutableValue(forKey: key, body)
+  }
+
   /// Stores a copy of `value` under a copy of `key`, replacing what was there.
   /// - Complexity: O(1) on average, amortized over the arena's growth and compactions.
   func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) {
@@ -142,6 +152,19 @@ final class MemoryTable {
     ) rethrows -> R? {
       switch find(key, hash: MemoryTable.hash(key)) {
       case .found(let index): return try body(value(of: slots[index]))
+      case .vacant: return nil
+      }
+    }
+
+    func withMutableValue<R>(
+      forKey key: UnsafeRawBufferPointer, _ body: (UnsafeMutableRawBufferPointer) throws -> R
+    ) rethrows -> R? {
+      switch find(key, hash: MemoryTable.hash(key)) {
+      case .found(let index):
+        let slot = slots[index]
+        return try body(
+          UnsafeMutableRawBufferPointer(
+            start: arena + slot.offset + Int(slot.keyCount), count: Int(slot.valueCount)))
       case .vacant: return nil
       }
     }

@@ -141,11 +141,12 @@ enum ProjectionEngine {
     return result
   }
 
-  /// Fresh in-memory tables for `projection` and a state over them.
-  static func memoryTarget(for projection: any Projection) -> (Target, [String: MemoryTable]) {
+  /// Fresh in-memory tables for `projection` and a state over them, reading the log through `log`.
+  static func memoryTarget(for projection: any Projection, log: LogReader) -> (Target, [String: MemoryTable])
+  {
     var tables: [String: MemoryTable] = [:]
     for table in projection.tables { tables[table] = MemoryTable(name: table) }
-    let state = ProjectionState(projection: projection.name, backend: .memory(tables))
+    let state = ProjectionState(projection: projection.name, backend: .memory(tables), log: log)
     return (Target(projection: projection, state: state), tables)
   }
 

@@ -20,9 +20,13 @@ public final class ProjectionState {
   /// call of the replay's hot path.
   private let memoryTables: [MemoryTable]
   private let databases: [(name: String, database: Database)]
+  /// The log, for a projection that reads events back during its fold (a ``TableProjection``
+  /// with updates folding a row's events again); `nil` where the fold has no log.
+  var log: LogReader?
 
-  init(projection: String, backend: Backend) {
+  init(projection: String, backend: Backend, log: LogReader? = nil) {
     self.projection = projection
+    self.log = log
     switch backend {
     case .lmdb(let txn, let databases):
       self.transaction = txn
@@ -108,6 +112,26 @@ public final class ProjectionState {
       _ = try txn.withValue(forKey: key, in: try database(table), body)
     } else {
       _ = try memoryTable(table).withValue(forKey: key, body)
+    }
+  }
+
+  /// Calls `body` with the bytes stored under `key` in `table`, which it may change in place (not
+  /// their length), and keeps the change when it returns `true`: in memory one lookup for a read
+  /// and a write; in LMDB a copy, put back when changed. `body` must not change this state
+  /// otherwise.
+  /// - Returns: `nil` when the key is absent (`body` is not called), else what `body` returned.
+  func modifyValue(
+    forKey key: UnsafeRawBufferPointer, in table: String,
+    _ body: (UnsafeMutableRawBufferPointer) throws -> Bool
+  ) throws -> Bool? {
+    if let txn = transaction {
+      let database = try database(table)
+      guard var copy = try txn.value(forKey: key, in: database) else { return nil }
+      let changed = try copy.withUnsafeMutableBytes(body)
+      if changed { try copy.withUnsafeBytes { try txn.put($0, forKey: key, in: database) } }
+      return changed
+    } else {
+      return try memoryTable(table).withMutableValue(forKey: key, body)
     }
   }
 

@@ -34,16 +34,20 @@ public final class ReplayResult {
   public let duration: Duration
   let targets: [ProjectionEngine.Target]
   let tables: [String: [String: MemoryTable]]
+  /// The log the targets read events back from: the environment, or the transaction of an
+  /// ``advance(through:in:schema:)``.
+  let log: LogReader
 
   init(
     throughSequence: UInt64, eventCount: Int, duration: Duration, targets: [ProjectionEngine.Target],
-    tables: [String: [String: MemoryTable]]
+    tables: [String: [String: MemoryTable]], log: LogReader
   ) {
     self.throughSequence = throughSequence
     self.eventCount = eventCount
     self.duration = duration
     self.targets = targets
     self.tables = tables
+    self.log = log
   }
 
   /// The replayed tables of the projection named `name`.
@@ -57,6 +61,10 @@ public final class ReplayResult {
   /// Folds events `throughSequence + 1 ... last` from `txn` in.
   func advance(through last: UInt64, in txn: Transaction, schema: Schema, payloads: PayloadForms) throws {
     guard last > throughSequence else { return }
+    // The fold reads the log in `txn`: a transaction of its own would be one inside another.
+    let outside = log.source
+    log.source = .transaction(txn)
+    defer { log.source = outside }
     eventCount += try ProjectionEngine.fold(
       from: throughSequence + 1, through: last, in: txn, schema: schema, payloads: payloads, into: targets)
     throughSequence = last
@@ -87,8 +95,10 @@ extension EventStore {
     let last = min(sequence ?? head, head)
     var targets: [ProjectionEngine.Target] = []
     var tables: [String: [String: MemoryTable]] = [:]
+    // The fold runs on this thread, outside any transaction: it reads the log in its own.
+    let log = LogReader(.environment(environment), schema: schema, payloads: payloadForms)
     for projection in projections {
-      let (target, memory) = ProjectionEngine.memoryTarget(for: projection)
+      let (target, memory) = ProjectionEngine.memoryTarget(for: projection, log: log)
       targets.append(target)
       tables[projection.name] = memory
     }
@@ -155,7 +165,7 @@ extension EventStore {
     }
     return ReplayResult(
       throughSequence: last, eventCount: Int(last), duration: clock.now - start, targets: targets,
-      tables: tables)
+      tables: tables, log: log)
   }
 
   /// The first entry where `replay` and the live projections differ, or `nil` when they are equal.

@@ -189,6 +189,13 @@ enum RecordCodec {
       payload: payload, payloadEncoding: flags & 4 == 0 ? .binary : .json)
   }
 
+  /// The recorded-at of a stored record, in microseconds since 1970, read from its header without
+  /// verifying the record; `nil` when the bytes are too short to hold it.
+  static func recordedAtMicroseconds(of record: UnsafeRawBufferPointer) -> Int64? {
+    guard record.count >= 32 else { return nil }
+    return Int64(littleEndian: record.loadUnaligned(fromByteOffset: 24, as: Int64.self))
+  }
+
   /// The microseconds since 1970 of `date` (``Foundation/Date/microsecondsSince1970``): a
   /// recorded event's date, handed on to another log, comes back exact.
   static func microseconds(_ date: Date) -> Int64 { date.microsecondsSince1970 }

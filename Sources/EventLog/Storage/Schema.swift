@@ -37,6 +37,10 @@ struct Schema: Sendable {
 
   /// The `meta` key of the environment's device ID (16 UUID bytes).
   static let deviceKey = Array("device".utf8)
+  /// The `meta` key of the hybrid logical clock (Int64 microseconds since 1970, little-endian):
+  /// with the head's recorded-at, the largest recorded-at the log has seen. Written only when the
+  /// head's record does not carry it (``WriteBatch/finish()``).
+  static let clockKey = Array("clock".utf8)
 
   init(environment: Environment) throws {
     meta = try environment.openDatabase("meta")

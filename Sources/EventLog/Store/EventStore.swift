@@ -11,6 +11,12 @@ import Synchronization
 /// - Reads use short read transactions from any thread and copy bytes out before they end.
 /// - On open, each projection that is new, behind, or of another version is caught up before the
 ///   store is returned.
+/// - Recorded-at times form a hybrid logical clock: an appended event is recorded at the later of
+///   the wall clock and 1 µs after the largest recorded-at the log has seen (appended, pulled or
+///   imported, by any process), so a clock that steps back, or another device's clock running
+///   ahead, never stamps a new event before one the log already holds. Ingested events keep
+///   their recorded-at. (recorded-at, event ID) is an event's stamp: the order in which a
+///   ``TableProjection`` with updates folds a row's events.
 ///
 /// Every process that writes to an environment should register the same projections; a process
 /// that registers a projection catches it up (on open and before its next append) if another
@@ -46,6 +52,10 @@ public final class EventStore: Sendable {
     public var onWriteLockWait: (@Sendable () -> Void)?
     /// How long a write waits for the lock before ``onWriteLockWait`` is called.
     public var writeLockNoticeDelay: Duration = .seconds(1)
+
+    /// The wall clock the writer stamps new events with (through the hybrid logical clock:
+    /// ``EventStore``'s recorded-at rule). Tests set one that steps back or runs ahead.
+    package var wallClock: @Sendable () -> Date = { Date() }
 
     /// Creates the default options.
     public init() {}
@@ -202,6 +212,8 @@ public final class EventStore: Sendable {
   /// The databases of `projection`'s tables, or `nil` when the environment is read-only and the
   /// projection was never built there: no checkpoint, and its tables missing or empty (an app
   /// without it wrote the environment, or a first open was interrupted before it built them).
+  /// Read-only, a projection stored at another version may lack some of its tables: those are
+  /// left out.
   /// - Throws: the storage error when some of its tables are missing and it is not so.
   private static func openTables(
     of projection: any Projection, in environment: Environment, schema: Schema
@@ -219,14 +231,21 @@ public final class EventStore: Sendable {
       }
     }
     guard environment.options.readOnly else { return tables }
-    let neverBuilt = try storage {
+    let (checkpoint, empty) = try storage {
       try environment.read { txn in
-        try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema) == nil
-          && tables.values.allSatisfy { try txn.count(in: $0) == 0 }
+        (
+          try WriteBatch.checkpoint(of: projection.name, in: txn, schema: schema),
+          try tables.values.allSatisfy { try txn.count(in: $0) == 0 }
+        )
       }
     }
-    if neverBuilt { return nil }
-    if let firstError { throw EventStoreError.storage(firstError) }
+    if checkpoint == nil && empty { return nil }
+    // Stored at another version (a build whose projection had other tables: a table with
+    // updates before the convergent rule had no `.stamps`), its tables are read as they are; a
+    // writable open rebuilds it, and `verify` says its version differs.
+    if let firstError, checkpoint?.version == projection.version || checkpoint == nil {
+      throw EventStoreError.storage(firstError)
+    }
     return tables
   }
 

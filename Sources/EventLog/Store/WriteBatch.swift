@@ -17,15 +17,32 @@ struct WriteBatch {
   /// Checkpoints that follow the head, of projections this store does not apply; pinned to the
   /// head before this batch appends.
   private var foreignFollowing: [(name: [UInt8], version: UInt32)] = []
-  private let recordedAt: Int64
+  /// The wall clock when the batch began, in microseconds since 1970.
+  private let wallClock: Int64
+  /// The hybrid logical clock: the largest recorded-at the log has seen, in microseconds. An
+  /// appended event is recorded at `max(wallClock, clock + 1)`; an ingested one keeps its time;
+  /// either raises the clock to its time.
+  private(set) var clock: Int64
+  /// The recorded-at of the head's record (0 in an empty log), which the next batch reads.
+  private var headRecordedAt: Int64
+  /// The clock as `meta` stores it (``Schema/clockKey``), or `nil` when it has none yet.
+  private var storedClock: Int64?
   /// Records each payload type's layout (format 4, ``LayoutRecorder``).
   private var layouts = LayoutRecorder()
 
   init(store: EventStore, transaction txn: WriteTransaction) throws {
     self.store = store
     self.txn = txn
-    self.recordedAt = RecordCodec.microseconds(Date())
-    head = try Self.head(in: txn, events: store.schema.events)
+    wallClock = RecordCodec.microseconds(store.options.wallClock())
+    (head, headRecordedAt) = try Self.headAndRecordedAt(in: txn, events: store.schema.events)
+    storedClock = try Self.storedClock(in: txn, schema: store.schema)
+    // An environment that has no stored clock yet (new, or written by a build before the clock):
+    // the largest recorded-at of its log, found once; `finish` stores it.
+    if let storedClock {
+      clock = max(storedClock, headRecordedAt)
+    } else {
+      clock = try Self.largestRecordedAt(in: txn, schema: store.schema)
+    }
     // One pass over the (few) stored checkpoints: this store's own, and those of projections it
     // does not apply that follow the head.
     storedCheckpoints = Array(repeating: nil, count: store.projections.count)
@@ -42,9 +59,12 @@ struct WriteBatch {
         found = try cursor.move(.next)
       }
     }
+    let log =
+      store.projections.isEmpty
+      ? nil : LogReader(.transaction(txn), schema: store.schema, payloads: store.payloadForms)
     for (projection, checkpoint) in zip(store.projections, storedCheckpoints) {
       let databases = store.projectionDatabases[projection.name] ?? [:]
-      let state = ProjectionState(projection: projection.name, backend: .lmdb(txn, databases))
+      let state = ProjectionState(projection: projection.name, backend: .lmdb(txn, databases), log: log)
       let target = ProjectionEngine.Target(projection: projection, state: state)
       if let checkpoint, checkpoint.version == projection.version, checkpoint.isFollowingHead {
         // Up to date.
@@ -54,7 +74,9 @@ struct WriteBatch {
           payloads: store.payloadForms, into: [target])
       } else {
         // New, of another version, or past the head (a damaged or rolled-back environment): rebuild.
-        let (memoryTarget, tables) = ProjectionEngine.memoryTarget(for: projection)
+        let (memoryTarget, tables) = ProjectionEngine.memoryTarget(
+          for: projection,
+          log: log ?? LogReader(.transaction(txn), schema: store.schema, payloads: store.payloadForms))
         try ProjectionEngine.fold(
           from: 1, through: head, in: txn, schema: store.schema, payloads: store.payloadForms,
           into: [memoryTarget])
@@ -78,6 +100,42 @@ struct WriteBatch {
   static func head(in txn: Transaction, events: Database) throws -> UInt64 {
     try txn.withCursor(in: events) { cursor in
       try cursor.move(.last) ? cursor.key.loadUnaligned(as: UInt64.self) : 0
+    }
+  }
+
+  /// The head, and its record's recorded-at in microseconds (0 for an empty log): read from the
+  /// last record's header, which the head's lookup has in hand.
+  static func headAndRecordedAt(in txn: Transaction, events: Database) throws -> (UInt64, Int64) {
+    try txn.withCursor(in: events) { cursor in
+      guard try cursor.move(.last) else { return (0, 0) }
+      return (
+        cursor.key.loadUnaligned(as: UInt64.self), RecordCodec.recordedAtMicroseconds(of: cursor.value) ?? 0
+      )
+    }
+  }
+
+  /// The clock `meta` stores, or `nil`.
+  static func storedClock(in txn: Transaction, schema: Schema) throws -> Int64? {
+    try Schema.clockKey.withUnsafeBytes { key in
+      try txn.withValue(forKey: key, in: schema.meta) { value -> Int64? in
+        value.count == 8 ? Int64(littleEndian: value.loadUnaligned(as: Int64.self)) : nil
+      }
+    } ?? nil
+  }
+
+  /// The largest recorded-at of every record in the log (0 for an empty log): a scan, made once
+  /// for an environment that has no stored clock.
+  static func largestRecordedAt(in txn: Transaction, schema: Schema) throws -> Int64 {
+    try txn.withCursor(in: schema.events) { cursor in
+      var largest: Int64 = 0
+      var found = try cursor.move(.first)
+      while found {
+        if let micros = RecordCodec.recordedAtMicroseconds(of: cursor.value), micros > largest {
+          largest = micros
+        }
+        found = try cursor.move(.next)
+      }
+      return largest
     }
   }
 
@@ -203,7 +261,12 @@ struct WriteBatch {
     let schema = store.schema
     head += 1
     let sequence = head
-    let micros = event.recordedAt.map(RecordCodec.microseconds) ?? recordedAt
+    // An event recorded elsewhere keeps its time; a new one is stamped after everything the log
+    // has seen, even when the wall clock stepped back or another device's clock runs ahead.
+    let micros =
+      event.recordedAt.map(RecordCodec.microseconds) ?? max(wallClock, clock < .max ? clock + 1 : clock)
+    if micros > clock { clock = micros }
+    headRecordedAt = micros
     let fields = RecordCodec.Fields(
       sequence: sequence, version: version, recordedAtMicroseconds: micros, event: event, stream: stream)
     try withUnsafeBytes(of: sequence) { key in
@@ -326,17 +389,7 @@ struct WriteBatch {
     }
   }
 
-  private static func precedes(_ a: UUID, _ b: UUID) -> Bool {
-    withUnsafeBytes(of: a.uuid) { x in
-      withUnsafeBytes(of: b.uuid) { y in
-        let a0 = UInt64(bigEndian: x.loadUnaligned(as: UInt64.self))
-        let b0 = UInt64(bigEndian: y.loadUnaligned(as: UInt64.self))
-        if a0 != b0 { return a0 < b0 }
-        return UInt64(bigEndian: x.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-          < UInt64(bigEndian: y.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-      }
-    }
-  }
+  private static func precedes(_ a: UUID, _ b: UUID) -> Bool { a.byteOrder < b.byteOrder }
 
   /// The positions of events already stored, read back from their records.
   private func storedResult(_ sequences: [UInt64]) throws -> AppendResult {
@@ -356,8 +409,17 @@ struct WriteBatch {
     return AppendResult(events: positions, alreadyStored: true)
   }
 
-  /// Makes every projection's checkpoint follow the head, writing those that did not.
+  /// Makes every projection's checkpoint follow the head, writing those that did not, and stores
+  /// the clock when the head's record does not carry it (an ingested event older than the clock
+  /// is the head, or the environment had no stored clock).
   mutating func finish() throws {
+    if clock > headRecordedAt || storedClock == nil, storedClock != clock {
+      var value = clock.littleEndian
+      try Schema.clockKey.withUnsafeBytes { k in
+        try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: store.schema.meta) }
+      }
+      storedClock = clock
+    }
     for (index, target) in targets.enumerated() {
       let checkpoint = Schema.Checkpoint.following(version: target.projection.version)
       guard storedCheckpoints[index] != checkpoint else { continue }

@@ -13,15 +13,38 @@ import Foundation
 ///
 /// The event is decoded as its type (through its upcaster for an older schema); the engine keeps
 /// every index in step.
+///
+/// In a table with at least one ``update(_:key:ifMissing:_:)-swift.type.method`` handler, the
+/// create, update and delete handlers follow the table engine's convergent rule: each row is the
+/// fold of its events in stamp order (recorded-at, then event ID), whatever order they arrived in,
+/// and a delete leaves a tombstone that later updates cannot bring back. Their closures must
+/// therefore be functions of the row and the event alone. ``custom(_:_:)`` handlers are applied as
+/// they come, outside that rule.
 public struct TableHandler<Row: TableRow>: Sendable {
   /// The stored type name of the events it handles.
   public let eventType: String
   @usableFromInline let apply: @Sendable (RecordedEvent, TableWriter<Row>) throws -> Void
+  /// For a create, update or delete handler in a table with updates: `apply` by the convergent
+  /// rule (the row's stamps first; an event older than the row's latest folds the row again).
+  /// `nil` for a custom one.
+  @usableFromInline let converge: (@Sendable (RecordedEvent, TableWriter<Row>) throws -> Void)?
+  /// What the event does to one row, for a create, update or delete handler: what a refold folds.
+  /// `nil` for a custom one.
+  @usableFromInline let effect: (@Sendable (RecordedEvent) throws -> RowEffect<Row>)?
+  /// Whether it is an update handler (a table that has one folds rows by the convergent rule).
+  @usableFromInline let isUpdate: Bool
 
   @usableFromInline
-  init(eventType: String, apply: @escaping @Sendable (RecordedEvent, TableWriter<Row>) throws -> Void) {
+  init(
+    eventType: String, apply: @escaping @Sendable (RecordedEvent, TableWriter<Row>) throws -> Void,
+    converge: (@Sendable (RecordedEvent, TableWriter<Row>) throws -> Void)? = nil,
+    effect: (@Sendable (RecordedEvent) throws -> RowEffect<Row>)? = nil, isUpdate: Bool = false
+  ) {
     self.eventType = eventType
     self.apply = apply
+    self.converge = converge
+    self.effect = effect
+    self.isUpdate = isUpdate
   }
 
   /// A handler of `eventType` that does what `apply` does.
@@ -37,29 +60,61 @@ public struct TableHandler<Row: TableRow>: Sendable {
   public static func create<E: EventPayload>(
     _ type: E.Type, _ row: @escaping @Sendable (E) throws -> Row
   ) -> TableHandler {
-    custom(E.eventType) { event, table in try table.put(row(event.decode(E.self))) }
+    TableHandler(
+      eventType: E.eventType, apply: { event, table in try table.put(row(event.decode(E.self))) },
+      converge: { event, table in
+        let made = try row(event.decode(E.self))
+        switch try table.arrival(of: event, row: made) {
+        case .first, .inOrder: try table.put(made)
+        case .late: try table.refold(event)
+        }
+      },
+      effect: { event in .create(try row(event.decode(E.self))) })
   }
 
   /// Changes the row under `key` with `change`.
+  ///
+  /// A table with an update handler folds each row's events in stamp order (see the type's
+  /// description): an update of a deleted row changes nothing, and `ifMissing` applies only to an
+  /// update of a key the table has never seen an event for.
   /// - Parameters:
   ///   - type: the event type.
   ///   - key: the primary key of the row the event changes.
   ///   - ifMissing: what an event for a key without a row does (by default it fails the event: the
   ///     log and the projection disagree).
-  ///   - change: changes the row (but not its primary key) as the event says.
+  ///   - change: changes the row (but not its primary key) as the event says; a function of the
+  ///     row and the event alone.
   /// - Returns: the handler.
   @inlinable
   public static func update<E: EventPayload>(
     _ type: E.Type, key: @escaping @Sendable (E) -> TableKey, ifMissing: MissingRow<E> = .fail,
     _ change: @escaping @Sendable (inout Row, E) throws -> Void
   ) -> TableHandler {
-    custom(E.eventType) { event, table in
-      let decoded = try event.decode(E.self)
-      let key = key(decoded)
-      if try !table.update(forKey: key, { try change(&$0, decoded) }) {
-        try ifMissing.handle(decoded, key: key, projection: table.projection)
-      }
-    }
+    TableHandler(
+      eventType: E.eventType,
+      apply: { event, table in
+        let decoded = try event.decode(E.self)
+        let key = key(decoded)
+        if try !table.update(forKey: key, { try change(&$0, decoded) }) {
+          try ifMissing.handle(decoded, key: key, projection: table.projection)
+        }
+      },
+      converge: { event, table in
+        let decoded = try event.decode(E.self)
+        let key = key(decoded)
+        switch try table.arrival(of: event, key: key) {
+        case .first:
+          if try !table.update(forKey: key, { try change(&$0, decoded) }) {
+            try ifMissing.handle(decoded, key: key, projection: table.projection)
+          }
+        case .inOrder: try table.update(forKey: key) { try change(&$0, decoded) }
+        case .late: try table.refold(event)
+        }
+      },
+      effect: { event in
+        let decoded = try event.decode(E.self)
+        return .update(key(decoded)) { try change(&$0, decoded) }
+      }, isUpdate: true)
   }
 
   /// Changes the row whose UUID primary key `key` gives with `change`.
@@ -76,7 +131,17 @@ public struct TableHandler<Row: TableRow>: Sendable {
   public static func delete<E: EventPayload>(
     _ type: E.Type, key: @escaping @Sendable (E) -> TableKey
   ) -> TableHandler {
-    custom(E.eventType) { event, table in _ = try table.delete(forKey: key(event.decode(E.self))) }
+    TableHandler(
+      eventType: E.eventType,
+      apply: { event, table in _ = try table.delete(forKey: key(event.decode(E.self))) },
+      converge: { event, table in
+        let key = key(try event.decode(E.self))
+        switch try table.arrival(of: event, key: key) {
+        case .first, .inOrder: try table.delete(forKey: key)
+        case .late: try table.refold(event)
+        }
+      },
+      effect: { event in .delete(key(try event.decode(E.self))) })
   }
 
   /// Deletes the row whose UUID primary key `key` gives, if there is one.
@@ -86,6 +151,17 @@ public struct TableHandler<Row: TableRow>: Sendable {
   ) -> TableHandler {
     delete(type, key: { TableKey.uuid(key($0)) })
   }
+}
+
+/// What a create, update or delete handler does to one row: what the convergent rule folds.
+@usableFromInline
+enum RowEffect<Row: TableRow> {
+  /// Stores the row under its primary key, replacing any.
+  case create(Row)
+  /// Changes the row under the key, if there is one.
+  case update(TableKey, change: (inout Row) throws -> Void)
+  /// Deletes the row under the key, if there is one.
+  case delete(TableKey)
 }
 
 /// What an update for a key without a row does.

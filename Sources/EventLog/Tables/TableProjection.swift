@@ -23,6 +23,16 @@
 ///
 /// Events the store skips (of a type or schema this build cannot read, or that break the domain's
 /// rules: ``SkippedEvent``) never reach a projection, this one included.
+///
+/// **Rows that converge.** In a table with at least one `.update` handler, each row is the fold
+/// of its create, update and delete events in stamp order (recorded-at to the microsecond, then
+/// event ID; ``EventStore`` stamps new events with a hybrid logical clock), whatever order they
+/// reach the log in: an event older than the row's latest (pulled from another device) makes the
+/// engine fold the row's events again, read back from the log. A delete leaves a tombstone: an
+/// update stamped after it changes nothing, and one stamped before it is folded in before it. So
+/// devices that hold the same events hold the same rows, and a replay builds what the live path
+/// built. The engine keeps each row's stamps in one more table, ``stampsTable``. A table with
+/// only create and delete handlers pays nothing and folds events as they come.
 public struct TableProjection<Row: TableRow>: Projection {
   /// An optional first look at every event, before the handlers: a hand-written fast path that
   /// stores rows given as bytes (``TableWriter/put(encodedRow:primaryKey:)``,
@@ -39,15 +49,25 @@ public struct TableProjection<Row: TableRow>: Projection {
 
   /// The projection's name, which names its tables and checkpoint.
   public let name: String
-  /// The version of the row's layout, keys and handlers: a stored projection of another version
-  /// is rebuilt from the log on open.
+  /// The version stored with the projection's checkpoint: a stored projection of another version
+  /// is rebuilt from the log on open. It is the `version` given, and for a table with `.update`
+  /// handlers, the revision of the table engine's convergent rule in the top byte besides
+  /// (`0x0100_0001` for version 1), so that tables an engine without the rule built are rebuilt.
   public let version: UInt32
   @usableFromInline let schema: TableSchema<Row>
+
+  /// The revision of the table engine's convergent rule, which a table with updates stores in the
+  /// top byte of its ``version``.
+  static var convergentRuleRevision: UInt32 { 1 }
+
+  /// The table in which a table with updates keeps each row's stamps: `.stamps`.
+  public static var stampsTable: String { RowStamps.table }
 
   /// A table projection.
   /// - Parameters:
   ///   - name: the projection's name (`a-z`, `0-9`, `.`, `_`, `-`), which names its tables.
-  ///   - version: raise it when the row's layout, a key or a handler changes.
+  ///   - version: raise it when the row's layout, a key or a handler changes (below 2^24: a table
+  ///     with updates stores the rule's revision in the top byte).
   ///   - rowTable: the table of rows under their primary keys.
   ///   - primaryKey: how a row's primary key is made; at most one row per key.
   ///   - indexes: ordered indexes, each a function of the row.
@@ -60,15 +80,24 @@ public struct TableProjection<Row: TableRow>: Projection {
     hook: Hook? = nil
   ) {
     self.name = name
-    self.version = version
     schema = TableSchema(
       projection: name, rowTable: rowTable, primaryKey: primaryKey, indexes: indexes,
       extraTables: extraTables,
       handlers: handlers, hook: hook)
+    if schema.converges {
+      precondition(version < 1 << 24, "table projection '\(name)': a version below 2^24, please")
+      self.version = Self.convergentRuleRevision << 24 | version
+    } else {
+      self.version = version
+    }
   }
 
-  /// The row table, then one table per index, then the extra tables.
-  public var tables: [String] { [schema.rowTable] + schema.indexes.map(\.name) + schema.extraTables }
+  /// The row table, then one table per index, then the extra tables, then (for a table with
+  /// updates) ``stampsTable``.
+  public var tables: [String] {
+    [schema.rowTable] + schema.indexes.map(\.name) + schema.extraTables
+      + (schema.converges ? [Self.stampsTable] : [])
+  }
 
   /// The table of rows under their primary keys.
   public var rowTable: String { schema.rowTable }
@@ -96,7 +125,11 @@ public struct TableProjection<Row: TableRow>: Projection {
     try schema.handlers.withUnsafeBufferPointer { handlers in
       for position in handlers.indices
       where handlers[position].eventType.utf8.count == count && handlers[position].eventType == type {
-        try handlers[position].apply(event, writer)
+        if schema.converges, let converge = handlers[position].converge {
+          try converge(event, writer)
+        } else {
+          try handlers[position].apply(event, writer)
+        }
         return
       }
     }
@@ -127,6 +160,8 @@ final class TableSchema<Row: TableRow>: Sendable {
   @usableFromInline let extraTables: [String]
   @usableFromInline let handlers: [TableHandler<Row>]
   @usableFromInline let hook: TableProjection<Row>.Hook?
+  /// Whether the table has an update handler, and so folds rows by the convergent rule.
+  @usableFromInline let converges: Bool
   /// The same, as the engine sees it: bytes.
   @usableFromInline let layout: TableLayout
 
@@ -139,6 +174,7 @@ final class TableSchema<Row: TableRow>: Sendable {
     self.extraTables = extraTables
     self.handlers = handlers
     self.hook = hook
+    converges = handlers.contains(where: \.isUpdate)
     layout = TableLayout(
       projection: projection, rowTable: rowTable, primaryKeyWidth: primaryKey.width,
       indexes: indexes.map { index in

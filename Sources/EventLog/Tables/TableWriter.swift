@@ -123,5 +123,37 @@ public struct TableWriter<Row: TableRow> {
   }
 }
 
+extension TableWriter {
+  // MARK: The convergent rule (a table with updates)
+
+  /// Records `event` among the stamps of the row under `key`, and says how it arrived: the
+  /// row's first event, after its latest (apply it to the row as it is), or before it (fold
+  /// the row again: ``refold(_:)``, which records it).
+  @usableFromInline
+  func arrival(of event: RecordedEvent, key: TableKey) throws -> RowArrival {
+    try withParts { state, schema in
+      try key.bytes.withUnsafeBytes {
+        try RowStamps.arrival(of: event, key: $0, state: state, projection: schema.layout.projection)
+      }
+    }
+  }
+
+  /// ``arrival(of:key:)`` for the row `row` (a create's).
+  @inlinable
+  func arrival(of event: RecordedEvent, row: Row) throws -> RowArrival {
+    try withParts { state, schema in
+      try KeyBuilder.withKey({ schema.primaryKey.write(row, &$0) }) {
+        try RowStamps.arrival(of: event, key: $0, state: state, projection: schema.layout.projection)
+      }
+    }
+  }
+
+  /// Folds the row `event` acts on again, from its events in stamp order, `event` among them.
+  @usableFromInline
+  func refold(_ event: RecordedEvent) throws {
+    try lentSchema.use { try $0.refold(event, writer: self) }
+  }
+}
+
 @available(*, unavailable)
 extension TableWriter: Sendable {}

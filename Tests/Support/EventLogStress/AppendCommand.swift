@@ -10,7 +10,7 @@ import TestKit
 struct AppendCommand: StressCommand {
   static let name = "append"
   static let usage =
-    "eventlog-stress append --db PATH [--count N] [--batch-max N] [--concurrency N] [--seed N] [--map-size BYTES] [--durability durable|nosync] [--projections domain|none] [--notes-bytes N]"
+    "eventlog-stress append --db PATH [--count N] [--batch-max N] [--concurrency N] [--seed N] [--map-size BYTES] [--durability durable|nosync] [--projections domain|none] [--notes-bytes N] [--clock-offset-ms N] [--clock-jitter-ms N]"
   static let help = """
     Append domain events (the restaurant-booking schema) until --count events are acknowledged, or forever.
 
@@ -26,6 +26,8 @@ struct AppendCommand: StressCommand {
       --durability MODE    durable (fsync per commit, the default) or nosync.
       --projections SET    domain (RestaurantBookingSchema.projections, the default) or none.
       --notes-bytes N      Pad each booking's notes to N bytes (default 0), to grow the log faster.
+      --clock-offset-ms N  Run the writer's wall clock N ms ahead (negative: behind) of the system's.
+      --clock-jitter-ms N  Step each reading of that clock back by a random 0…N ms (a clock that steps back).
 
     Output, one line per event after its append returned:
       ready <head>                                            once the store is open
@@ -34,7 +36,8 @@ struct AppendCommand: StressCommand {
     """
   static let options: [String: Bool] = [
     "db": true, "count": true, "batch-max": true, "concurrency": true, "seed": true, "map-size": true,
-    "durability": true, "projections": true, "notes-bytes": true,
+    "durability": true, "projections": true, "notes-bytes": true, "clock-offset-ms": true,
+    "clock-jitter-ms": true,
   ]
 
   var path: String
@@ -61,6 +64,14 @@ struct AppendCommand: StressCommand {
       throw UsageError("invalid value '\(other)' for '--projections': expected domain or none")
     }
     notesBytes = try options.integer("notes-bytes", in: 0...1 << 20, default: 0)
+    let offset =
+      Double(try options.integer("clock-offset-ms", in: -86_400_000...86_400_000, default: 0)) / 1_000
+    let jitter = try options.integer("clock-jitter-ms", in: 0...86_400_000, default: 0)
+    if offset != 0 || jitter > 0 {
+      storeOptions.wallClock = {
+        Date().addingTimeInterval(offset - Double(Int.random(in: 0...jitter)) / 1_000)
+      }
+    }
   }
 
   func run() async throws -> Int32 {
