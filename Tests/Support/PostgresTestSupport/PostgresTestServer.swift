@@ -130,7 +130,7 @@ public final class PostgresTestServer: Sendable {
       [
         "-D", "\(directory)/data", "-l", "\(directory)/server.log", "-w", "-t", "60", "-o",
         "-k \(directory) -p \(port) -c listen_addresses='' -c fsync=off"
-          + " -c full_page_writes=off -c max_connections=60",
+          + " -c full_page_writes=off -c max_connections=200",
         "start",
       ])
   }
