@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import Synchronization
 
 /// How the replicator talks to the server that holds the shared log.
 ///
@@ -74,17 +75,39 @@ public protocol ReplicationTransportError: Error, CustomStringConvertible {
 }
 
 /// The deadline of the replication command in flight, which transports bound their calls by: a
-/// one-shot `push` or `pull` with `--retry-for` never runs past it, not even inside one
-/// statement.
-public enum ReplicationDeadline {
-  /// The instant by which the current call must have returned, or `nil` for none.
-  @TaskLocal public static var current: ContinuousClock.Instant?
+/// one-shot `push` or `pull` with `--retry-for` never waits longer than its budget without
+/// progress, not even inside one statement. Each batch pushed and each page pulled is progress:
+/// it moves the deadline a budget past that moment, so a long push that keeps moving is never
+/// cut short, while a server that does not answer (or keeps failing) ends the command at the
+/// deadline.
+public final class ReplicationDeadline: Sendable {
+  /// The deadline of the call in flight, or `nil` for none (live mode retries until stopped).
+  @TaskLocal public static var current: ReplicationDeadline?
 
-  /// The time left until ``current``, capped at `limit` (and at least a millisecond, so that a
-  /// call past the deadline fails at once instead of waiting forever).
+  /// How long the command may go without progress.
+  public let budget: Duration
+  private let end: Mutex<ContinuousClock.Instant>
+
+  /// A deadline `budget` from now.
+  public init(budget: Duration) {
+    self.budget = budget
+    end = Mutex(ContinuousClock.now + budget)
+  }
+
+  /// The instant by which the next progress must come.
+  public var instant: ContinuousClock.Instant { end.withLock { $0 } }
+
+  /// Progress: the deadline moves to a budget from now (never earlier than it was).
+  public func progressed() {
+    let next = ContinuousClock.now + budget
+    end.withLock { $0 = max($0, next) }
+  }
+
+  /// The time left until ``current``'s instant, capped at `limit` (and at least a millisecond, so
+  /// that a call past the deadline fails at once instead of waiting forever).
   public static func remaining(capped limit: Duration) -> Duration {
     guard let deadline = current else { return limit }
-    return max(.milliseconds(1), min(limit, deadline - .now))
+    return max(.milliseconds(1), min(limit, deadline.instant - .now))
   }
 }
 

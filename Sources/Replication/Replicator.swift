@@ -10,10 +10,10 @@ public struct ReplicationOptions: Sendable {
   /// The most payload bytes a pulled page holds past its first event (the server caps it at
   /// 16 MiB; an event holds at most 4 MiB).
   public var pullPageBytes = 8 << 20
-  /// How long a one-shot push or pull retries a transient failure before it gives up
-  /// (``ReplicationError/gaveUp(after:lastError:)``), the statements in flight included; `nil`
-  /// retries until stopped. A ``ReplicationDeadline`` set by the caller (a command doing both)
-  /// bounds it as a whole instead.
+  /// How long a one-shot push or pull may go without progress (a batch pushed, a page pulled)
+  /// before it gives up (``ReplicationError/gaveUp(after:lastError:)``): retries, connecting and
+  /// a statement in flight included; `nil` retries until stopped. A ``ReplicationDeadline`` set
+  /// by the caller (a command doing both) is used instead.
   public var retryFor: Duration? = .seconds(30)
   /// The first wait before a retry; it doubles up to ``maximumBackoff``.
   public var initialBackoff: Duration = .milliseconds(100)
@@ -172,7 +172,9 @@ public final class Replicator: Sendable {
   /// one, else ``ReplicationOptions/retryFor`` from now (none in live mode).
   func withDeadline<T>(_ body: () async throws -> T) async throws -> T {
     guard ReplicationDeadline.current == nil, let budget = options.retryFor else { return try await body() }
-    return try await ReplicationDeadline.$current.withValue(ContinuousClock.now + budget) { try await body() }
+    return try await ReplicationDeadline.$current.withValue(ReplicationDeadline(budget: budget)) {
+      try await body()
+    }
   }
 
   /// Runs `body` until it succeeds, retrying transient failures with backoff until the
@@ -186,7 +188,7 @@ public final class Replicator: Sendable {
       do {
         return try await body()
       } catch let error as any ReplicationTransportError where error.failureKind == .transient {
-        if let deadline = ReplicationDeadline.current, ContinuousClock.now + delay >= deadline {
+        if let deadline = ReplicationDeadline.current, ContinuousClock.now + delay >= deadline.instant {
           throw ReplicationError.gaveUp(
             after: options.retryFor ?? (ContinuousClock.now - start), lastError: error.description)
         }
@@ -328,6 +330,7 @@ public final class Replicator: Sendable {
         mark = through
         changes.append(.put(ReplicationState.pushedKey, ReplicationState.encode(mark)))
         try await store.updateState(changes)
+        ReplicationDeadline.current?.progressed()
         done += batch.count
         progress?(ReplicationProgress(phase: "push", completed: done, total: max(total, done)))
       }
@@ -473,6 +476,7 @@ public final class Replicator: Sendable {
         let outcome = try await storePage(
           page, after: cursor, acked: acked, conversion: conversion, summary: &summary)
         if let reason = outcome { try await diverge(reason) }
+        ReplicationDeadline.current?.progressed()
         cursor = next
         progress?(
           ReplicationProgress(

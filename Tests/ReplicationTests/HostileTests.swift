@@ -534,6 +534,26 @@ struct HostileTests {
     try holder.execute("ROLLBACK", purpose: "let go")
   }
 
+  /// The budget bounds a command without progress, not one that keeps moving: a push of many
+  /// batches that takes longer than the budget in all goes through (each batch moves the
+  /// deadline on).
+  @Test func aLongPushThatKeepsMovingIsNotCutShort() async throws {
+    let fixture = try await ServerFixture()
+    let ada = try fixture.customer("ada")
+    var options = Device.quickOptions
+    options.retryFor = .seconds(1)
+    options.pushBatchSize = 1
+    let phone = try Device(ada, options: options)
+    let restaurant = try await phone.addRestaurant()
+    for index in 0..<1_000 { _ = try await phone.book(restaurant, name: "Guest \(index)") }
+    let started = ContinuousClock.now
+    let summary = try await phone.push()
+    let elapsed = ContinuousClock.now - started
+    #expect(summary.pushed == 1_000 && summary.pending == 0)
+    // The test means something only when the push outlasted its budget.
+    #expect(elapsed > options.retryFor ?? .zero, "the push took \(elapsed): make it longer")
+  }
+
   /// Medium: any role could `LISTEN`/`NOTIFY` a customer's channel, and `NOTIFY` spam drove one
   /// `--watch` from 2 to 4,306 pulls in 10 s. The channel is derived from a key only the owner
   /// can read, and notifications start at most one pull per interval.

@@ -147,8 +147,9 @@ private struct RemoteOptions: ArgumentGroup {
   var retryFor: Duration { .seconds(retrySeconds) }
 
   /// Opens the store (`access`), checks the server and runs `body` with a replicator between
-  /// them. A one-shot command (`retrying`) runs under one deadline, `--retry-for` from now: no
-  /// retry, connection or statement runs past it.
+  /// them. A one-shot command (`retrying`) runs under one deadline, `--retry-for` from now and
+  /// from each batch pushed or page pulled: no retry, connection or statement runs past it, and a
+  /// command that keeps making progress is not cut short.
   func withReplicator<R>(
     _ context: CommandContext, _ access: CommandContext.Access, retrying: Bool = true,
     _ body: (Replicator) async throws -> R
@@ -160,7 +161,7 @@ private struct RemoteOptions: ArgumentGroup {
     defer { transport.close() }
     let store = try context.openStore(access)
     let replicator = context.replicator(store, transport: transport, retryFor: retrying ? retryFor : nil)
-    let deadline = retrying ? ContinuousClock.now + retryFor : nil
+    let deadline = retrying ? ReplicationDeadline(budget: retryFor) : nil
     return try await ReplicationDeadline.$current.withValue(deadline) {
       try await replicator.checkServer(onRetry: context.retryNotice)
       return try await body(replicator)
