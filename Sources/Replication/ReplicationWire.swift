@@ -4,8 +4,10 @@ import Foundation
 /// What both transports send and receive in the same form: the `p_events` JSON array of a push,
 /// and a pulled row checked field by field.
 public enum ReplicationWire {
-  /// The most payload bytes (JSON) one server event may hold, as the server's schema bounds it.
-  public static let maximumPayloadBytes = 4 << 20
+  /// The most payload bytes (JSON text) a pulled event may hold. The server bounds a payload at
+  /// 4 MiB of `jsonb` (its binary size, which escapes and numbers can make smaller than the
+  /// text), so this leaves room for the text of any payload it stores.
+  public static let maximumPayloadBytes = 8 << 20
 
   /// The `p_events` argument of `eventlog_api.push`: a JSON array of
   /// `{"id", "seq", "stream", "type", "schemaVersion", "payload", "recordedAt", "metadata"}`,
