@@ -74,7 +74,7 @@ public struct NewEvent: Sendable, Hashable {
       && lhs.metadata == rhs.metadata && lhs.recordedAt == rhs.recordedAt
   }
 
-  /// Hashes what ``==`` compares.
+  /// Hashes what `==` compares.
   public func hash(into hasher: inout Hasher) {
     hasher.combine(id)
     hasher.combine(type)

@@ -14,7 +14,7 @@ import Foundation
 /// The event is decoded as its type (through its upcaster for an older schema); the engine keeps
 /// every index in step.
 ///
-/// In a table with at least one ``update(_:key:ifMissing:_:)-swift.type.method`` handler, the
+/// In a table with at least one `update` handler, the
 /// create, update and delete handlers follow the table engine's convergent rule: each row is the
 /// fold of its events in stamp order (recorded-at, then event ID), whatever order they arrived in,
 /// and a delete leaves a tombstone that later updates cannot bring back. Their closures must
