@@ -5,8 +5,8 @@ import Foundation
 ///
 /// ```swift
 /// handlers: [
-///   .create(UserRegistered.self) { User(id: $0.userID, name: $0.name, email: $0.email, createdAt: $0.createdAt) },
-///   .update(UserRenamed.self, key: \.userID) { user, event in user.name = event.name },
+///   .create(UserRegistered.self) { UserRow(id: $0.userID, name: $0.name, email: $0.email, createdAt: $0.createdAt) },
+///   .update(UserRenamed.self, key: \.userID) { row, event in row.name = event.name },
 ///   .delete(UserDeleted.self, key: \.userID),
 /// ]
 /// ```

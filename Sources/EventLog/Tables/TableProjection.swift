@@ -4,12 +4,12 @@
 /// row by key, every row in an index's order, a range or a prefix of an index, and counts.
 ///
 /// ```swift
-/// let users = TableProjection<User>(
+/// let users = TableProjection<UserRow>(
 ///   name: "users", version: 1, primaryKey: .uuid(\.id),
 ///   indexes: [TableIndex("by-name", .caseInsensitive(\.name))],
 ///   handlers: [
-///     .create(UserRegistered.self) { User(id: $0.userID, name: $0.name, email: $0.email, createdAt: $0.createdAt) },
-///     .update(UserRenamed.self, key: \.userID) { user, event in user.name = event.name },
+///     .create(UserRegistered.self) { UserRow(id: $0.userID, name: $0.name, email: $0.email, createdAt: $0.createdAt) },
+///     .update(UserRenamed.self, key: \.userID) { row, event in row.name = event.name },
 ///     .delete(UserDeleted.self, key: \.userID),
 ///   ])
 /// let store = try EventStore(path: path, projections: [users])
