@@ -26,7 +26,7 @@ struct EventSourcedUserRepository: UserRepository {
     try store.read { try Users.projection.reader(in: $0).rows(in: Users.byName).map(User.init) }
   }
 
-  func get(id: UUID) async throws -> User? {
+  func user(id: UUID) async throws -> User? {
     try store.read { try Users.projection.reader(in: $0).row(forKey: .uuid(id)).map(User.init) }
   }
 
@@ -36,7 +36,7 @@ struct EventSourcedUserRepository: UserRepository {
   /// again, up to 3 times in all, when the user changed meanwhile).
   private func append(_ event: some EventPayload, to id: UUID) async throws {
     try await store.append(to: Users.stream(id), retrying: 3) { _ in
-      guard try await get(id: id) != nil else { throw UserError.unknownUser(id) }
+      guard try await user(id: id) != nil else { throw UserError.unknownUser(id) }
       return [try NewEvent(event)]
     }
   }

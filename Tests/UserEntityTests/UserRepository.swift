@@ -11,7 +11,7 @@ protocol UserRepository: Sendable {
   /// Every user, by name (ignoring case), then by ID.
   func getAll() async throws -> [User]
   /// The user with this ID, if registered and not deleted.
-  func get(id: UUID) async throws -> User?
+  func user(id: UUID) async throws -> User?
   /// The changes committed from now on.
   func changes() -> AsyncThrowingStream<UserChange, any Error>
 }

@@ -45,10 +45,10 @@ struct UserTests {
     #expect(try store.head() == 0)
     let ada = try await users.create(name: "  Ada ", email: " ada@example.com ")
     #expect(ada.name == "Ada" && ada.email == "ada@example.com")
-    #expect(try await users.get(id: ada.id) == ada)
+    #expect(try await users.user(id: ada.id) == ada)
     await #expect(throws: UserError.invalidName) { try await users.rename(id: ada.id, to: "") }
     try await users.delete(id: ada.id)
-    #expect(try await users.get(id: ada.id) == nil)
+    #expect(try await users.user(id: ada.id) == nil)
     await #expect(throws: UserError.unknownUser(ada.id)) { try await users.delete(id: ada.id) }
     await #expect(throws: UserError.unknownUser(ada.id)) { try await users.rename(id: ada.id, to: "Bo") }
     let stranger = UUID()
