@@ -115,7 +115,7 @@ final class RawPusher {
   let owner: String
   let batchSize: Int
   /// The replicated streams: the store's schema's, as `Replicator` takes them.
-  private let replicated: StreamSelection
+  private let replicated: AppSchema.StreamSelection
   private var prepared: Set<Int> = []
 
   init(connection: RawPQConnection, store: EventStore, owner: String, batchSize: Int) {
@@ -362,7 +362,7 @@ final class RawPuller {
   let owner: String
   let pageSize: Int
   /// As ``RawPusher``'s.
-  private let replicated: StreamSelection
+  private let replicated: AppSchema.StreamSelection
 
   init(connection: RawPQConnection, store: EventStore, owner: String, pageSize: Int) {
     self.connection = connection

@@ -2,22 +2,24 @@ import Dispatch
 import Foundation
 import LMDB
 
-/// Where an appended event landed.
-public struct EventPosition: Sendable, Hashable {
-  /// The event's ID.
-  public var id: UUID
-  /// Its stream.
-  public var stream: StreamID
-  /// Its version within the stream.
-  public var version: UInt64
-  /// Its global sequence number.
-  public var sequence: UInt64
+extension AppendResult {
+  /// Where an appended event landed.
+  public struct Position: Sendable, Hashable {
+    /// The event's ID.
+    public var id: UUID
+    /// Its stream.
+    public var stream: StreamID
+    /// Its version within the stream.
+    public var version: UInt64
+    /// Its global sequence number.
+    public var sequence: UInt64
+  }
 }
 
 /// The outcome of an append.
 public struct AppendResult: Sendable, Hashable {
   /// The positions of the events, in the order they were given.
-  public var events: [EventPosition]
+  public var events: [Position]
   /// `true` when every event was stored already (by an earlier append with the same IDs) and
   /// nothing was written.
   public var alreadyStored: Bool
