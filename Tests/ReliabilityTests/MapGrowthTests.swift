@@ -54,7 +54,7 @@ extension Reliability {
         path: path, projections: RestaurantBookingSchema.projections, options: options)
       let opened = try #require(store)
       let head = try opened.head()
-      let usedBytes = opened.storageInfo().usedBytes
+      let usedBytes = try opened.storageInfo().usedBytes
       let digest = try readLoopDigest(opened, through: readCount)
       _ = consume opened  // the last strong reference but `store`, so that `close` can release it
       await close(&store)

@@ -336,8 +336,9 @@ public final class EventStore: Sendable {
   }
 
   /// The map size, the bytes in use and the reader slots.
-  public func storageInfo() -> StorageInfo {
-    let info = environment.info()
+  /// - Throws: ``EventStoreError/closed`` after ``close()``.
+  public func storageInfo() throws -> StorageInfo {
+    let info = try storage { try environment.info() }
     return StorageInfo(
       mapSize: info.mapSize, usedBytes: (info.lastPage + 1) * info.pageSize, readers: info.readers)
   }
