@@ -162,12 +162,21 @@ extension Equatable {
   fileprivate func isEqual(to other: Any) -> Bool { (other as? Self).map { $0 == self } ?? false }
 }
 
-/// Runs `body`, turning an ``LMDBError`` into ``EventStoreError/storage(_:)``.
+extension EventStoreError {
+  /// The store's error for a failure of LMDB: ``closed`` when the environment was closed,
+  /// ``storage(_:)`` otherwise.
+  init(storage error: LMDBError) {
+    self = error.code == .closed ? .closed : .storage(error)
+  }
+}
+
+/// Runs `body`, turning an ``LMDBError`` into ``EventStoreError/storage(_:)`` (or
+/// ``EventStoreError/closed``).
 @inline(__always) @discardableResult
 func storage<R>(_ body: () throws -> R) throws -> R {
   do {
     return try body()
   } catch let error as LMDBError {
-    throw EventStoreError.storage(error)
+    throw EventStoreError(storage: error)
   }
 }
