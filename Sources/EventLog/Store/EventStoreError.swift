@@ -3,13 +3,13 @@ import LMDB
 
 /// Everything that can go wrong in the event store, with the stream, event or path it concerns.
 ///
-/// Match a case with its context (`catch EventStoreError.wrongExpectedVersion(let stream, _, _)`),
-/// or its kind alone with its ``Code``, as GRDB matches result codes:
+/// Match a case with its context (`catch EventStoreError.wrongExpectedVersion(let stream, _, _)`)
+/// or without it, and an LMDB failure by its code, as GRDB matches result codes:
 ///
 /// ```swift
 /// do {
 ///   try await store.append(events, to: stream, expectedVersion: .exactly(version))
-/// } catch EventStoreError.Code.wrongExpectedVersion {
+/// } catch EventStoreError.wrongExpectedVersion {
 ///   // reload and try again
 /// } catch LMDBError.Code.noSpace {
 ///   // the disk is full (an LMDBError, or one wrapped as EventStoreError.storage)
@@ -146,6 +146,18 @@ extension EventStoreError {
     case (.invalidState(let a, let b), .invalidState(let x, let y)): a == x && b == y
     case (.storage(let a), .storage(let x)): a == x
     default: false
+    }
+  }
+}
+
+extension EventStoreError: LMDBWrapping {
+  /// The LMDB error of ``storage(_:)``, or of a projection failure caused by one.
+  public var lmdbError: LMDBError? {
+    switch self {
+    case .storage(let error): error
+    case .projectionFailed(_, _, let underlying), .payloadDecoding(_, _, let underlying):
+      (underlying as? LMDBError) ?? (underlying as? EventStoreError)?.lmdbError
+    default: nil
     }
   }
 }
