@@ -130,7 +130,7 @@ private struct HoldingProjection: Projection {
   var version: UInt32 { 1 }
   var tables: [String] { ["held"] }
 
-  func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+  func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
     guard event.is(Hold.self) else { return }
     entered.yield()
     release.wait()
