@@ -4,7 +4,7 @@ import LMDB
 /// append's write transaction, or in memory during a replay.
 ///
 /// Keys and values are bytes; ``row(_:forKey:in:)`` and ``putRow(_:forKey:in:)`` store `Codable`
-/// rows in the compact binary format of ``BinaryEncoder``. Keys are 1 to 511 bytes, sorted
+/// rows in the compact binary format of `BinaryEncoder`. Keys are 1 to 511 bytes, sorted
 /// bytewise. A writer is valid only during the `apply` call that receives it.
 public final class ProjectionWriter {
   enum Backend {
