@@ -79,7 +79,7 @@ extension EventStore {
   @discardableResult
   public func append(_ appends: [StreamAppend]) async throws -> AppendResult {
     guard !options.readOnly else { throw EventStoreError.readOnly(path: path) }
-    writer.enter()
+    try writer.enter()
     defer { writer.leave() }
     if writer.claimForCaller() {
       let result = commit([appends])[0]
@@ -97,6 +97,8 @@ extension EventStore {
   /// Runs `body` on the writer, alone, after the appends queued before it.
   func exclusive<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
     guard !options.readOnly else { throw EventStoreError.readOnly(path: path) }
+    try writer.enter()
+    defer { writer.leave() }
     return try await withCheckedThrowingContinuation { continuation in
       enqueue(.exclusive({ continuation.resume(with: Result { try body() }) }))
     }
@@ -200,7 +202,7 @@ extension EventStore {
   }
 
   static func wrap(_ error: any Error) -> any Error {
-    if let error = error as? LMDBError { return EventStoreError.storage(error) }
+    if let error = error as? LMDBError { return EventStoreError(storage: error) }
     return error
   }
 }
