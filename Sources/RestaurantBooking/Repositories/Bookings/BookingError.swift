@@ -46,11 +46,3 @@ public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible, L
     }
   }
 }
-
-/// Dates in error messages.
-enum ISO8601Text {
-  static func string(_ date: Date) -> String {
-    date.timeIntervalSince1970.isFinite
-      ? EventLog.ISO8601.string(from: date) : "\(date.timeIntervalSince1970)"
-  }
-}
