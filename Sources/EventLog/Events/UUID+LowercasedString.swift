@@ -5,7 +5,7 @@ extension UUID {
   /// the event log writes it: RFC 9562 asks for lower case on output and either case on input,
   /// which `UUID(uuidString:)` accepts. (`uuidString` is upper case.)
   ///
-  /// The package's one UUID text form: ``appendLowercased(to:)`` writes the same characters.
+  /// The package's one UUID text form: `appendLowercased(to:)` writes the same characters.
   public var lowercasedString: String {
     var text: [UInt8] = []
     text.reserveCapacity(36)
