@@ -70,7 +70,7 @@ public struct BookingsProjection: Projection {
   ///   - event: the event to fold; events of other types change nothing.
   ///   - state: the projection's tables.
   /// - Throws: what the table projection throws; the append that carried the event then fails.
-  public func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+  public func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
     try projection.apply(event, to: state)
   }
 }
