@@ -339,15 +339,15 @@ final class RawPusher {
   static func json(_ metadata: EventMetadata, into out: inout [UInt8]) {
     out.removeAll(keepingCapacity: true)
     out.append(contentsOf: #"{"origin":"#.utf8)
-    ReplicationWire.appendQuoted(metadata.origin, to: &out)
+    JSONWriter.appendQuoted(metadata.origin, to: &out)
     if let id = metadata.correlationID {
       out.append(contentsOf: #","correlationID":""#.utf8)
-      ReplicationWire.appendUUID(id, to: &out)
+      id.appendLowercased(to: &out)
       out.append(UInt8(ascii: "\""))
     }
     if let id = metadata.causationID {
       out.append(contentsOf: #","causationID":""#.utf8)
-      ReplicationWire.appendUUID(id, to: &out)
+      id.appendLowercased(to: &out)
       out.append(UInt8(ascii: "\""))
     }
     out.append(UInt8(ascii: "}"))
