@@ -239,7 +239,7 @@ public final class Replicator: Sendable {
   /// it lost), and the next pull starts from the server's first event (those this log holds are
   /// not stored again). Run it once the server is the one to keep.
   public func resync() async throws {
-    var changes: [StateChange] = [
+    var changes: [EventStore.StateChange] = [
       .delete(ReplicationState.divergedKey), .delete(ReplicationState.pushedKey),
       .delete(ReplicationState.cursorKey), .put(ReplicationState.repushKey, [1]),
     ]
@@ -278,7 +278,9 @@ public final class Replicator: Sendable {
       let repush = try store.stateValue(forKey: ReplicationState.repushKey) != nil
       var mark = repush ? 0 : try trustedMark(serverMark)
       if mark != localMark || repush {
-        var changes: [StateChange] = [.put(ReplicationState.pushedKey, ReplicationState.encode(mark))]
+        var changes: [EventStore.StateChange] = [
+          .put(ReplicationState.pushedKey, ReplicationState.encode(mark))
+        ]
         if mark < localMark {
           // The server lost what it acknowledged after its mark (restored from an older backup):
           // those acknowledgements say nothing any more, and the events go again.
@@ -302,7 +304,7 @@ public final class Replicator: Sendable {
           }
           break
         }
-        var changes: [StateChange] = []
+        var changes: [EventStore.StateChange] = []
         for (event, outcome) in try await send(batch, device: device, through: through, onRetry: onRetry) {
           switch outcome {
           case .stored(let position):
@@ -527,9 +529,9 @@ public final class Replicator: Sendable {
       else { continue }
       ackedByPosition[position] = entry.value
     }
-    var events: [IngestedEvent] = []
+    var events: [EventStore.IngestedEvent] = []
     var sources: [ServerEvent] = []
-    var notes: [StateChange] = []
+    var notes: [EventStore.StateChange] = []
     for row in page {
       if let expected = ackedByPosition[row.position], row.id.map(ReplicationState.uuidBytes) != expected {
         let id = ReplicationState.uuid(expected[...])?.lowercasedString ?? "?"
@@ -545,7 +547,7 @@ public final class Replicator: Sendable {
       case .event(let event):
         switch conversion.incoming(event) {
         case .event(let stored):
-          events.append(IngestedEvent(stream: event.stream, event: stored))
+          events.append(EventStore.IngestedEvent(stream: event.stream, event: stored))
           sources.append(event)
           continue
         case .unconvertible(let reason):
@@ -580,7 +582,7 @@ public final class Replicator: Sendable {
       }
       return changes
     }
-    var conflicts: [StateChange] = []
+    var conflicts: [EventStore.StateChange] = []
     for ((event, ingested), outcome) in zip(zip(sources, events), outcomes) {
       switch outcome {
       case .stored: summary.pulled += 1
@@ -605,7 +607,7 @@ public final class Replicator: Sendable {
 
   /// How the local event at `sequence` differs from the pulled `event` with its ID, or `nil`
   /// when they are the same event.
-  private func difference(between event: IngestedEvent, and sequence: UInt64) throws -> String? {
+  private func difference(between event: EventStore.IngestedEvent, and sequence: UInt64) throws -> String? {
     guard let local = try store.event(at: sequence) else { return nil }
     var fields: [String] = []
     if local.stream != event.stream { fields.append("stream") }

@@ -76,7 +76,7 @@ public struct RestaurantBookingCommands: EventLogPlugin {
   /// - Parameter replay: the replayed projections.
   /// - Returns: `restaurants` then `bookings`.
   /// - Throws: an error reading the replayed tables.
-  public func replayedState(_ replay: ReplayResult) throws -> [ReplayedState] {
+  public func replayedState(_ replay: EventStore.ReplayResult) throws -> [ReplayedState] {
     let restaurants = try RestaurantQueries.all(in: replay.projection(RestaurantQueries.projection))
     let bookings = try BookingQueries.all(in: replay.projection(BookingQueries.projection))
     return [

@@ -119,7 +119,7 @@ struct ExportOutputTests {
     options.durability = .noSync
     let store = try EventStore(path: path, projections: RestaurantBookingSchema.projections, options: options)
     let batch = (0..<events).map { index in
-      StreamAppend(
+      EventStore.StreamAppend(
         stream: StreamID("filler-\(index % 100)"),
         events: [
           NewEvent(

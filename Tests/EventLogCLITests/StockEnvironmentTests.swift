@@ -142,7 +142,7 @@ struct ReviewApp {
       jsonPayload: Data(#"{ "n": 1.5, "clue": "butler" }"#.utf8),
       metadata: EventMetadata(origin: "server"),
       recordedAt: Date(microsecondsSince1970: 1_800_000_000_000_001))
-    try await store.ingest([IngestedEvent(stream: "mystery", event: mystery)])
+    try await store.ingest([EventStore.IngestedEvent(stream: "mystery", event: mystery)])
     events = try store.events(from: 1, limit: 100)
     layouts = try store.layouts()
     binarySequence = 6

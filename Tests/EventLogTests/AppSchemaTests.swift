@@ -87,10 +87,10 @@ struct AppSchemaTests {
     #expect(store.appSchema.modules == ["notes", "tasks"])
     #expect(store.projections.map(\.name) == ["notes", "tasks"])
     let outcomes = try await store.ingest([
-      IngestedEvent(stream: "note-1", event: try note("forbidden")),
-      IngestedEvent(stream: "task-1", event: try NewEvent(TaskAdded(id: UUID(), title: "never"))),
-      IngestedEvent(stream: "task-2", event: try NewEvent(TaskAdded(id: UUID(), title: "fine"))),
-      IngestedEvent(stream: "x", event: try NewEvent(Poison(reason: "unknown here"))),
+      EventStore.IngestedEvent(stream: "note-1", event: try note("forbidden")),
+      EventStore.IngestedEvent(stream: "task-1", event: try NewEvent(TaskAdded(id: UUID(), title: "never"))),
+      EventStore.IngestedEvent(stream: "task-2", event: try NewEvent(TaskAdded(id: UUID(), title: "fine"))),
+      EventStore.IngestedEvent(stream: "x", event: try NewEvent(Poison(reason: "unknown here"))),
     ])
     #expect(outcomes[0] == .skipped(sequence: 1, kind: .invalid, reason: "NoteAdded says 'forbidden'"))
     #expect(outcomes[1] == .skipped(sequence: 2, kind: .invalid, reason: "TaskAdded says 'never'"))
@@ -104,7 +104,8 @@ struct AppSchemaTests {
     #expect(report.isClean, "\(report.problems)")
     #expect(
       report.uncheckedEvents == [
-        VerificationReport.UncheckedEvents(type: "Poison", count: 1, reason: outcomes[3].reason ?? "")
+        EventStore.VerificationReport.UncheckedEvents(
+          type: "Poison", count: 1, reason: outcomes[3].reason ?? "")
       ])
   }
 
@@ -141,9 +142,10 @@ struct AppSchemaTests {
       #expect(
         try store.uncheckedProjections() == [
           // A table with updates stores the convergent rule's revision in its version's top byte.
-          VerificationReport.UncheckedProjection(
+          EventStore.VerificationReport.UncheckedProjection(
             name: "tasks", version: Tasks.projection.version, reason: .unknownToThisBuild),
-          VerificationReport.UncheckedProjection(name: "notes", version: nil, reason: .notInEnvironment),
+          EventStore.VerificationReport.UncheckedProjection(
+            name: "notes", version: nil, reason: .notInEnvironment),
         ])
       let report = try store.verify()
       #expect(report.isClean, "\(report.problems)")
@@ -196,8 +198,9 @@ struct AppSchemaTests {
       #expect(comparison.difference == nil && comparison.compared.isEmpty)
       #expect(
         comparison.notCompared == [
-          VerificationReport.UncheckedProjection(name: "notes", version: 1, reason: .unknownToThisBuild),
-          VerificationReport.UncheckedProjection(
+          EventStore.VerificationReport.UncheckedProjection(
+            name: "notes", version: 1, reason: .unknownToThisBuild),
+          EventStore.VerificationReport.UncheckedProjection(
             name: "tasks", version: Tasks.projection.version, reason: .behind(checkpoint: 1)),
         ])
       let report = try store.verify()
@@ -243,7 +246,8 @@ struct AppSchemaTests {
       #expect(report.isClean, "\(report.problems)")
       #expect(
         report.uncheckedProjections == [
-          VerificationReport.UncheckedProjection(name: "tasks", version: nil, reason: .notInEnvironment)
+          EventStore.VerificationReport.UncheckedProjection(
+            name: "tasks", version: nil, reason: .notInEnvironment)
         ])
     }
     // Rows without a checkpoint are not a projection never built: the open refuses nothing, and
@@ -367,7 +371,7 @@ final class RecordingAdmission: EventAdmission {
   }
 }
 
-extension IngestOutcome {
+extension EventStore.IngestOutcome {
   /// The reason of a skipped outcome.
   var reason: String? {
     if case .skipped(_, _, let reason) = self { return reason }

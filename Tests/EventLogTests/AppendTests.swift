@@ -10,7 +10,7 @@ struct AppendTests {
   func concurrentAppends() async throws {
     let dir = TemporaryDirectory()
     let store = try EventStore(path: dir.environment(), projections: [NotesProjection()])
-    let results = try await withThrowingTaskGroup(of: AppendResult.self) { group in
+    let results = try await withThrowingTaskGroup(of: EventStore.AppendResult.self) { group in
       for index in 0..<1_000 {
         group.addTask {
           try await store.append(
@@ -38,7 +38,7 @@ struct AppendTests {
     let dir = TemporaryDirectory()
     let store = try EventStore(path: dir.environment(), projections: [NotesProjection()])
     try await store.append([try note("seed")], to: "contended")
-    let outcomes = await withTaskGroup(of: (Int, Result<AppendResult, any Error>).self) { group in
+    let outcomes = await withTaskGroup(of: (Int, Result<EventStore.AppendResult, any Error>).self) { group in
       for index in 0..<200 {
         group.addTask {
           // Every caller expects version 1; exactly one can win.
@@ -102,16 +102,16 @@ struct AppendTests {
     try await store.append([try note("b1")], to: "b")
     await #expect(throws: EventStoreError.wrongExpectedVersion(stream: "b", expected: .noStream, actual: 1)) {
       try await store.append([
-        StreamAppend(stream: "a", expectedVersion: .noStream, events: [try note("a1")]),
-        StreamAppend(stream: "b", expectedVersion: .noStream, events: [try note("b2")]),
+        EventStore.StreamAppend(stream: "a", expectedVersion: .noStream, events: [try note("a1")]),
+        EventStore.StreamAppend(stream: "b", expectedVersion: .noStream, events: [try note("b2")]),
       ])
     }
     #expect(try store.head() == 1)
     #expect(try store.version(of: "a") == 0)
     let both = try await store.append([
-      StreamAppend(stream: "a", expectedVersion: .noStream, events: [try note("a1")]),
-      StreamAppend(stream: "b", expectedVersion: .exactly(1), events: [try note("b2")]),
-      StreamAppend(stream: "a", expectedVersion: .exactly(1), events: [try note("a2")]),
+      EventStore.StreamAppend(stream: "a", expectedVersion: .noStream, events: [try note("a1")]),
+      EventStore.StreamAppend(stream: "b", expectedVersion: .exactly(1), events: [try note("b2")]),
+      EventStore.StreamAppend(stream: "a", expectedVersion: .exactly(1), events: [try note("a2")]),
     ])
     #expect(both.events.map(\.sequence) == [2, 3, 4])
     #expect(both.events.map(\.version) == [1, 2, 2])
@@ -124,7 +124,7 @@ struct AppendTests {
     let batch = try (0..<5).map { try note("same \($0)") }
     let first = try await store.append(batch, to: "idem", expectedVersion: .noStream)
     #expect(!first.alreadyStored)
-    try await withThrowingTaskGroup(of: AppendResult.self) { group in
+    try await withThrowingTaskGroup(of: EventStore.AppendResult.self) { group in
       for _ in 0..<1_000 {
         group.addTask { try await store.append(batch, to: "idem", expectedVersion: .noStream) }
       }

@@ -70,7 +70,7 @@ struct ConvergenceTests {
       guard !events.isEmpty else { return }
       try await live.ingest(
         events.map { event in
-          IngestedEvent(
+          EventStore.IngestedEvent(
             stream: event.stream,
             event: NewEvent(
               id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: event.payload,

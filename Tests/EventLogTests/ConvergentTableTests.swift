@@ -24,10 +24,12 @@ struct ConvergentTableTests {
   static func micros(_ seconds: Double) -> Int64 { start.addingTimeInterval(seconds).microsecondsSince1970 }
 
   /// `payload` as an event recorded elsewhere `seconds` after the start.
-  static func at(_ seconds: Double, _ payload: some EventPayload, stream id: UUID) throws -> IngestedEvent {
+  static func at(
+    _ seconds: Double, _ payload: some EventPayload, stream id: UUID
+  ) throws -> EventStore.IngestedEvent {
     var event = try NewEvent(payload)
     event.recordedAt = start.addingTimeInterval(seconds)
-    return IngestedEvent(stream: Reviews.stream(id), event: event)
+    return EventStore.IngestedEvent(stream: Reviews.stream(id), event: event)
   }
 
   func open(_ dir: TemporaryDirectory, chunk: Int = 2_048) throws -> EventStore {
@@ -136,8 +138,8 @@ struct ConvergentTableTests {
       options: .fast)
     let id = UUID()
     let elsewhere = StreamID("moderation")
-    func inStream(_ event: IngestedEvent, _ stream: StreamID) -> IngestedEvent {
-      IngestedEvent(stream: stream, event: event.event)
+    func inStream(_ event: EventStore.IngestedEvent, _ stream: StreamID) -> EventStore.IngestedEvent {
+      EventStore.IngestedEvent(stream: stream, event: event.event)
     }
     try await store.ingest([
       try Self.at(0, ReviewEntity.ReviewPosted(review: Self.review(id)), stream: id),
@@ -174,7 +176,7 @@ struct ConvergentTableTests {
     // A build that does not know the review types stores them as JSON, unreadable.
     try await withStore(at: dir.environment()) { store in
       let ingested = try events.map { seconds, payload in
-        IngestedEvent(
+        EventStore.IngestedEvent(
           stream: Reviews.stream(id),
           event: try store.event(
             id: UUID(), type: type(of: payload).eventType, schemaVersion: 1,
@@ -222,7 +224,7 @@ struct ConvergentTableTests {
       try await store?.ingest([try Self.at(0, ReviewEntity.ReviewPosted(review: Self.review(id)), stream: id)]
       )
     }
-    func edits(_ count: Int) throws -> [IngestedEvent] {
+    func edits(_ count: Int) throws -> [EventStore.IngestedEvent] {
       try (0..<count).map { _ in
         let id = ids[Int(random.next() % 4)]
         let time = Double(1 + random.next() % 1_000)

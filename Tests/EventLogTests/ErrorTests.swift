@@ -42,21 +42,32 @@ struct ErrorTests {
     }
   }
 
-  @Test("an LMDB code matches an LMDBError and an event-store error that carries one")
-  func lmdbCodeMatching() {
+  @Test("a storage failure says its kind; the engine's own error stays underneath, matched by its code")
+  func storageFailureKinds() {
     let full = LMDBError(code: .mapFull, operation: "mdb_put", context: "events")
-    for error: any Error in [
-      full, EventStoreError.storage(full),
-      EventStoreError.projectionFailed(projection: "p", sequence: 3, underlying: full),
-    ] {
-      switch error {
-      case LMDBError.Code.noSpace: Issue.record("matched the wrong code: \(error)")
-      case LMDBError.Code.mapFull: break
-      default: Issue.record("no match: \(error)")
-      }
+    switch EventStoreError(storage: full) {
+    case .storage(let failure) where failure.kind == .diskFull: Issue.record("the wrong kind: \(failure)")
+    case .storage(let failure) where failure.kind == .mapFull:
+      #expect(failure.description == full.description)
+    default: Issue.record("not a storage failure")
+    }
+    let kinds: [(LMDBError.Code, EventStoreError.StorageFailure.Kind)] = [
+      (.noSpace, .diskFull), (.readersFull, .readersFull), (.corrupted, .damaged), (.invalid, .damaged),
+      (.notFound, .missingDatabase), (.permissionDenied, .fileAccess), (.symbolicLink, .fileAccess),
+      (.keyExists, .other),
+    ]
+    for (code, kind) in kinds {
+      #expect(
+        EventStoreError.StorageFailure(LMDBError(code: code, operation: "mdb_put")).kind == kind, "\(code)")
+    }
+    #expect(EventStoreError(storage: LMDBError(code: .closed, operation: "mdb_txn_begin")) == .closed)
+    #expect((EventStoreError(storage: full).underlyingError as? LMDBError) == full)
+    switch full as any Error {
+    case LMDBError.Code.noSpace: Issue.record("matched the wrong code")
+    case LMDBError.Code.mapFull: break
+    default: Issue.record("no match")
     }
     #expect(!(LMDBError.Code.mapFull ~= EventStoreError.closed))
-    #expect((EventStoreError.storage(full).underlyingError as? LMDBError) == full)
   }
 
   @Test("a failing projection's error is kept, not flattened into a string")
@@ -119,7 +130,8 @@ struct ErrorTests {
     let errors: [any Error & CustomStringConvertible] = [
       EventStoreError.duplicateEventInAppend(id: id),
       EventStoreError.projectionFailed(projection: "p", sequence: 2, underlying: PoisonError(reason: "x")),
-      EventStoreError.storage(LMDBError(code: .mapFull, operation: "mdb_put")),
+      EventStoreError(storage: LMDBError(code: .mapFull, operation: "mdb_put")),
+      EventStoreError.StorageFailure(LMDBError(code: .noSpace, operation: "mdb_put")),
       LMDBError(code: .notFound, operation: "mdb_get", context: "events"),
       try #require(syntaxError("[1,]")),
     ]

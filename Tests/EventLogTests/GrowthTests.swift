@@ -37,10 +37,10 @@ struct GrowthTests {
     let text = String(repeating: "y", count: 16_000)
     let tasks = 8
     let perTask = 25
-    let results = try await withThrowingTaskGroup(of: [AppendResult].self) { group in
+    let results = try await withThrowingTaskGroup(of: [EventStore.AppendResult].self) { group in
       for task in 0..<tasks {
         group.addTask {
-          var results: [AppendResult] = []
+          var results: [EventStore.AppendResult] = []
           for index in 0..<perTask {
             let events = try (0..<4).map { try note("\(task)-\(index)-\($0) \(text)") }
             results.append(

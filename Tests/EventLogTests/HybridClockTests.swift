@@ -44,7 +44,8 @@ struct HybridClockTests {
     behind.recordedAt = Self.start.addingTimeInterval(-100)
     // The future event is not the head: the clock that remembers it is stored with the ingest.
     let outcomes = try await store?.ingest([
-      IngestedEvent(stream: "s", event: ahead), IngestedEvent(stream: "s", event: behind),
+      EventStore.IngestedEvent(stream: "s", event: ahead),
+      EventStore.IngestedEvent(stream: "s", event: behind),
     ])
     #expect(outcomes == [.stored(sequence: 1), .stored(sequence: 2)])
     #expect(try store?.event(at: 1)?.recordedAt == future)
@@ -55,7 +56,7 @@ struct HybridClockTests {
     // Another ingest of an older event, a reopen, and an append: still after the future one.
     var older = try note("older still")
     older.recordedAt = Self.start.addingTimeInterval(-200)
-    try await store?.ingest([IngestedEvent(stream: "s", event: older)])
+    try await store?.ingest([EventStore.IngestedEvent(stream: "s", event: older)])
     await close(&store)
     store = try EventStore(path: dir.environment(), options: clock.options)
     try await store?.append([try note("after the reopen")], to: "s")
@@ -77,7 +78,8 @@ struct HybridClockTests {
       var behind = try note("behind")
       behind.recordedAt = Self.start
       try await store.ingest([
-        IngestedEvent(stream: "s", event: ahead), IngestedEvent(stream: "s", event: behind),
+        EventStore.IngestedEvent(stream: "s", event: ahead),
+        EventStore.IngestedEvent(stream: "s", event: behind),
       ])
     }
     // As an older build leaves it: no clock in `meta`.
@@ -120,11 +122,11 @@ struct HybridClockTests {
     }
     var newer = try note("pulled, newer than every local event")
     newer.recordedAt = Self.start.addingTimeInterval(60)
-    try await store.ingest([IngestedEvent(stream: "s", event: newer)])
+    try await store.ingest([EventStore.IngestedEvent(stream: "s", event: newer)])
     #expect(try stored() == 0, "appends and an ingest that ends on the latest event write no clock")
     var older = try note("pulled, older")
     older.recordedAt = Self.start.addingTimeInterval(-60)
-    try await store.ingest([IngestedEvent(stream: "s", event: older)])
+    try await store.ingest([EventStore.IngestedEvent(stream: "s", event: older)])
     #expect(try stored() == Self.micros(60))
     try await store.append([try note("after")], to: "s")
     #expect(try store.event(at: 8)?.recordedAt.microsecondsSince1970 == Self.micros(60) + 1)

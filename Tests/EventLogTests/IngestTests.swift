@@ -14,7 +14,8 @@ struct IngestTests {
       var foreign = try note("from elsewhere", eventID: Self.eventID)
       foreign.recordedAt = Self.recordedAt
       foreign.metadata = EventMetadata(correlationID: Self.correlation, origin: "phone")
-      let outcomes = try await store.ingest([IngestedEvent(stream: "s", event: foreign)]) { outcomes in
+      let outcomes = try await store.ingest([EventStore.IngestedEvent(stream: "s", event: foreign)]) {
+        outcomes in
         [.put(Array("test.cursor".utf8), Array("\(outcomes.count)".utf8))]
       }
       #expect(outcomes == [.stored(sequence: 2)])
@@ -31,9 +32,9 @@ struct IngestTests {
 
       // Again, and twice in one batch: stored once.
       let again = try await store.ingest([
-        IngestedEvent(stream: "s", event: foreign),
-        IngestedEvent(stream: "t", event: try note("x", eventID: Self.other)),
-        IngestedEvent(stream: "t", event: try note("x", eventID: Self.other)),
+        EventStore.IngestedEvent(stream: "s", event: foreign),
+        EventStore.IngestedEvent(stream: "t", event: try note("x", eventID: Self.other)),
+        EventStore.IngestedEvent(stream: "t", event: try note("x", eventID: Self.other)),
       ])
       #expect(again == [.alreadyPresent(sequence: 2), .stored(sequence: 3), .alreadyPresent(sequence: 3)])
       #expect(try store.head() == 3)
@@ -45,8 +46,8 @@ struct IngestTests {
     let dir = TemporaryDirectory()
     try await withStore(at: dir.environment()) { store in
       let outcomes = try await store.ingest([
-        IngestedEvent(stream: "", event: try note("no stream")),
-        IngestedEvent(stream: "s", event: try note("fine")),
+        EventStore.IngestedEvent(stream: "", event: try note("no stream")),
+        EventStore.IngestedEvent(stream: "s", event: try note("fine")),
       ])
       guard case .refused(let reason) = outcomes.first else {
         Issue.record("expected a refusal, got \(outcomes)")
@@ -63,10 +64,10 @@ struct IngestTests {
     var store: EventStore? = try EventStore(
       path: dir.environment(), projections: [NotesProjection()], admission: admission, options: .fast)
     let outcomes = try await store?.ingest([
-      IngestedEvent(stream: "s", event: try note("one")),
-      IngestedEvent(stream: "s", event: try Self.futureNote()),
-      IngestedEvent(stream: "s", event: try note("forbidden")),
-      IngestedEvent(stream: "s", event: try note("two")),
+      EventStore.IngestedEvent(stream: "s", event: try note("one")),
+      EventStore.IngestedEvent(stream: "s", event: try Self.futureNote()),
+      EventStore.IngestedEvent(stream: "s", event: try note("forbidden")),
+      EventStore.IngestedEvent(stream: "s", event: try note("two")),
     ])
     #expect(outcomes?[0] == .stored(sequence: 1))
     #expect(outcomes?[1] == .skipped(sequence: 2, kind: .unreadable, reason: "FutureNote is not known here"))
@@ -98,8 +99,8 @@ struct IngestTests {
       admission: NotesAdmission(readsFutureNotes: false),
       options: .fast)
     try await store?.ingest([
-      IngestedEvent(stream: "s", event: try note("one")),
-      IngestedEvent(stream: "s", event: try Self.futureNote()),
+      EventStore.IngestedEvent(stream: "s", event: try note("one")),
+      EventStore.IngestedEvent(stream: "s", event: try Self.futureNote()),
     ])
     try await store?.append([try note("two")], to: "s")
     await close(&store)
@@ -123,9 +124,9 @@ struct IngestTests {
     let dir = TemporaryDirectory()
     try await withStore(at: dir.environment(), projections: [NotesProjection()]) { store in
       let outcomes = try await store.ingest([
-        IngestedEvent(stream: "s", event: try note("before")),
-        IngestedEvent(stream: "s", event: try NewEvent(Poison(reason: "from another device"))),
-        IngestedEvent(stream: "s", event: try note("after")),
+        EventStore.IngestedEvent(stream: "s", event: try note("before")),
+        EventStore.IngestedEvent(stream: "s", event: try NewEvent(Poison(reason: "from another device"))),
+        EventStore.IngestedEvent(stream: "s", event: try note("after")),
       ])
       #expect(outcomes.first == .stored(sequence: 1) && outcomes.last == .stored(sequence: 3))
       guard case .skipped(2, .refused, let reason) = outcomes[1] else {
@@ -150,8 +151,8 @@ struct IngestTests {
       path: dir.environment(), projections: [NotesProjection()], admission: PoisonAdmission(reads: false),
       options: .fast)
     try await store?.ingest([
-      IngestedEvent(stream: "s", event: try note("one")),
-      IngestedEvent(stream: "s", event: try NewEvent(Poison(reason: "newer"))),
+      EventStore.IngestedEvent(stream: "s", event: try note("one")),
+      EventStore.IngestedEvent(stream: "s", event: try NewEvent(Poison(reason: "newer"))),
     ])
     #expect(try store?.skippedEvents().map(\.kind) == [.unreadable])
     await close(&store)
@@ -216,7 +217,7 @@ struct IngestTests {
       let events = try micros.map { value in
         var event = try note("t")
         event.recordedAt = Date(microsecondsSince1970: value)
-        return IngestedEvent(stream: "s", event: event)
+        return EventStore.IngestedEvent(stream: "s", event: event)
       }
       try await store.ingest(events)
       let stored = try store.events(from: 1, limit: micros.count).map(\.recordedAt.microsecondsSince1970)

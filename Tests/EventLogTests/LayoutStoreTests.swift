@@ -97,7 +97,7 @@ struct LayoutStoreTests {
     let texts = try reviews.map { try PayloadJSONEncoder().encode($0) }
     // A device without the types pulls the events as JSON.
     try await withStore(at: path, projections: [ReviewsProjection()]) { device in
-      var events: [IngestedEvent] = []
+      var events: [EventStore.IngestedEvent] = []
       for (index, text) in texts.enumerated() {
         // Not canonical as it arrives (white space, another key order): stored canonical.
         let spaced = Data(
@@ -107,7 +107,7 @@ struct LayoutStoreTests {
           metadata: EventMetadata(origin: "server"),
           recordedAt: Date(microsecondsSince1970: 1_000 + Int64(index)))
         #expect(event.payloadEncoding == .json)
-        events.append(IngestedEvent(stream: StreamID("review-\(index)"), event: event))
+        events.append(EventStore.IngestedEvent(stream: StreamID("review-\(index)"), event: event))
       }
       let outcomes = try await device.ingest(events)
       for outcome in outcomes {
@@ -177,7 +177,7 @@ struct LayoutStoreTests {
         metadata: EventMetadata(),
         recordedAt: nil)
       #expect(newer.payloadEncoding == .json)
-      try await store.ingest([IngestedEvent(stream: "r", event: event)])
+      try await store.ingest([EventStore.IngestedEvent(stream: "r", event: event)])
       #expect(try store.layouts().count == 1, "an ingested event converted by its type records its layout")
     }
   }

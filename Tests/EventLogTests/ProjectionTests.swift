@@ -51,7 +51,7 @@ struct ProjectionTests {
     options.replayChunkSize = 7
     let store = try EventStore(path: dir.environment(), projections: [NotesProjection()], options: options)
     let events = try Self.workload(seed: 7, count: 100)
-    try await store.append(events.map { StreamAppend(stream: $0.0, events: [$0.1]) })
+    try await store.append(events.map { EventStore.StreamAppend(stream: $0.0, events: [$0.1]) })
     var reports: [UInt64] = []
     let replay = try store.replay { reports.append($0.completed) }
     #expect(reports.count == 15)

@@ -102,7 +102,7 @@ struct VerifyUnderAppendsTests {
         try await store.append([try note("more \(index)")], to: StreamID("s\(index % 7)"))
       }
     }
-    var reports: [VerificationReport] = []
+    var reports: [EventStore.VerificationReport] = []
     while reports.count < 40 {
       let report = try await Task.detached { try store.verify() }.value
       reports.append(report)

@@ -113,8 +113,8 @@ struct GuardTests {
     let store = try EventStore(path: dir.environment(), options: .fast)
     try await store.append([try note("catalog v1")], to: "catalog")
     let guarded = try await store.append([
-      StreamAppend(stream: "catalog", expectedVersion: .exactly(1), events: []),
-      StreamAppend(stream: "booking-1", expectedVersion: .noStream, events: [try note("booked")]),
+      EventStore.StreamAppend(stream: "catalog", expectedVersion: .exactly(1), events: []),
+      EventStore.StreamAppend(stream: "booking-1", expectedVersion: .noStream, events: [try note("booked")]),
     ])
     #expect(guarded.events.count == 1)
     try await store.append([try note("catalog v2")], to: "catalog")
@@ -122,8 +122,9 @@ struct GuardTests {
       throws: EventStoreError.wrongExpectedVersion(stream: "catalog", expected: .exactly(1), actual: 2)
     ) {
       try await store.append([
-        StreamAppend(stream: "catalog", expectedVersion: .exactly(1), events: []),
-        StreamAppend(stream: "booking-2", expectedVersion: .noStream, events: [try note("too late")]),
+        EventStore.StreamAppend(stream: "catalog", expectedVersion: .exactly(1), events: []),
+        EventStore.StreamAppend(
+          stream: "booking-2", expectedVersion: .noStream, events: [try note("too late")]),
       ])
     }
     #expect(try store.version(of: "booking-2") == 0)
@@ -140,7 +141,7 @@ struct GuardTests {
       _ = try EventStore(path: missing, options: options)
       Issue.record("no error")
     } catch let EventStoreError.storage(error) {
-      #expect(error.code == .noSuchFile)
+      #expect(error.kind == .fileAccess && (error.engineError.code == .noSuchFile))
       #expect(error.description.contains(missing))
     }
   }

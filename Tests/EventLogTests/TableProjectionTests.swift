@@ -155,13 +155,13 @@ struct TableProjectionTests {
     var store: EventStore? = try EventStore(
       path: dir.environment(), projections: Things.all, admission: admission, options: .fast)
     let outcomes = try await store?.ingest([
-      IngestedEvent(
+      EventStore.IngestedEvent(
         stream: "items", event: try NewEvent(ThingAdded(id: uuid(1), name: "kept", group: 0, due: day(1)))),
-      IngestedEvent(
+      EventStore.IngestedEvent(
         stream: "items",
         event: try NewEvent(ThingAdded(id: uuid(2), name: "forbidden", group: 0, due: day(2)))),
-      IngestedEvent(stream: "items", event: try NewEvent(ThingRemoved(id: uuid(1)))),
-      IngestedEvent(
+      EventStore.IngestedEvent(stream: "items", event: try NewEvent(ThingRemoved(id: uuid(1)))),
+      EventStore.IngestedEvent(
         stream: "items", event: try NewEvent(ThingAdded(id: uuid(3), name: "also", group: 0, due: day(3)))),
     ])
     #expect(outcomes?[1] == .skipped(sequence: 2, kind: .invalid, reason: "no forbidden items"))

@@ -46,7 +46,9 @@ func liveTables(_ store: EventStore) throws -> [String: [[UInt8]: [UInt8]]] {
 }
 
 /// Every entry of every table of a replay.
-func replayedTables(_ store: EventStore, _ replay: ReplayResult) throws -> [String: [[UInt8]: [UInt8]]] {
+func replayedTables(
+  _ store: EventStore, _ replay: EventStore.ReplayResult
+) throws -> [String: [[UInt8]: [UInt8]]] {
   var result: [String: [[UInt8]: [UInt8]]] = [:]
   for projection in store.projections {
     let view = try replay.projection(projection.name)

@@ -369,7 +369,9 @@ func liveTables(_ store: EventStore) throws -> [String: [[UInt8]: [UInt8]]] {
 }
 
 /// Every entry of every table of a replay.
-func replayedTables(_ store: EventStore, _ replay: ReplayResult) throws -> [String: [[UInt8]: [UInt8]]] {
+func replayedTables(
+  _ store: EventStore, _ replay: EventStore.ReplayResult
+) throws -> [String: [[UInt8]: [UInt8]]] {
   var result: [String: [[UInt8]: [UInt8]]] = [:]
   for projection in store.projections {
     let view = try replay.projection(projection.name)
@@ -399,9 +401,9 @@ struct DomainEvents {
   init(seed: UInt64) { random = SplitMix64(seed: seed) }
 
   /// One atomic append of about `count` events across the catalog and booking streams.
-  mutating func append(count: Int) throws -> [StreamAppend] {
+  mutating func append(count: Int) throws -> [EventStore.StreamAppend] {
     var catalog: [NewEvent] = []
-    var appends: [StreamAppend] = []
+    var appends: [EventStore.StreamAppend] = []
     var created: [UUID] = []
     var deletable = bookings
     bookings.removeAll(keepingCapacity: true)
@@ -436,7 +438,7 @@ struct DomainEvents {
       case 24..<40 where !deletable.isEmpty:
         let id = deletable.removeLast()
         appends.append(
-          StreamAppend(
+          EventStore.StreamAppend(
             stream: RestaurantBookingStreams.booking(id), expectedVersion: .exactly(1),
             events: [try NewEvent(BookingDeleted(bookingID: id), metadata: metadata)]))
       default:
@@ -447,14 +449,14 @@ struct DomainEvents {
     }
     bookings = deletable + created
     if !catalog.isEmpty {
-      appends.append(StreamAppend(stream: RestaurantBookingStreams.catalog, events: catalog))
+      appends.append(EventStore.StreamAppend(stream: RestaurantBookingStreams.catalog, events: catalog))
     }
     return appends
   }
 
   private var metadata: EventMetadata { EventMetadata(correlationID: UUID(), origin: "reliability-tests") }
 
-  private mutating func booking(_ id: UUID) throws -> StreamAppend {
+  private mutating func booking(_ id: UUID) throws -> EventStore.StreamAppend {
     let restaurant = restaurants.randomElement(using: &random)
     let event = BookingCreated(
       bookingID: id, restaurantID: restaurant?.id ?? UUID(), restaurantName: restaurant?.name ?? "Walk-in",
@@ -462,13 +464,13 @@ struct DomainEvents {
       partySize: Int(1 + random.next() % 12), customerName: "Guest \(random.next() % 100_000)",
       notes: random.next() % 3 == 0 ? "window seat" : nil,
       createdAt: Date(timeIntervalSinceReferenceDate: 780_000_000))
-    return StreamAppend(
+    return EventStore.StreamAppend(
       stream: RestaurantBookingStreams.booking(id), expectedVersion: .noStream,
       events: [try NewEvent(event, metadata: metadata)])
   }
 
   /// One new booking in its own stream.
-  static func bookingAppend(seed: UInt64) throws -> StreamAppend {
+  static func bookingAppend(seed: UInt64) throws -> EventStore.StreamAppend {
     var generator = DomainEvents(seed: seed)
     return try generator.booking(UUID())
   }

@@ -134,7 +134,7 @@ struct FailureTests {
     let bobsRestaurant = try await bobsPhone.addRestaurant()
     _ = try await bobsPhone.book(bobsRestaurant, name: "Bob 1")
     try await bobsPhone.store.ingest([
-      IngestedEvent(
+      EventStore.IngestedEvent(
         stream: alicesEvent.stream,
         event: NewEvent(
           id: alicesEvent.id, type: alicesEvent.type, schemaVersion: alicesEvent.schemaVersion,

@@ -427,7 +427,7 @@ struct HostileTests {
     changed.customerName = "Mallory"
     try await forger.addRestaurant(id: restaurant)
     _ = try await forger.store.ingest([
-      IngestedEvent(
+      EventStore.IngestedEvent(
         stream: original.stream,
         event: NewEvent(
           id: original.id, type: original.type, schemaVersion: original.schemaVersion,

@@ -130,7 +130,7 @@ struct UserTests {
     func exchange(from source: EventStore, to target: EventStore) async throws {
       try await target.ingest(
         try source.events().map {
-          IngestedEvent(
+          EventStore.IngestedEvent(
             stream: $0.stream,
             event: NewEvent(
               id: $0.id, type: $0.type, schemaVersion: $0.schemaVersion, payload: $0.payload,

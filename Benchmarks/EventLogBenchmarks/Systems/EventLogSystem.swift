@@ -29,7 +29,7 @@ struct EventLogSystem: BenchmarkSystem {
   }
 
   /// The domain event of a fixture record, encoded by the library, and its stream.
-  static func append(for record: MixedEventRecord) throws -> StreamAppend {
+  static func append(for record: MixedEventRecord) throws -> EventStore.StreamAppend {
     let metadata = EventMetadata(origin: "bench")
     let event: NewEvent
     let stream: StreamID
@@ -73,14 +73,14 @@ struct EventLogSystem: BenchmarkSystem {
     // A booking's creation must find no stream, as `EventSourcedBookingRepository` demands.
     let expected: ExpectedVersion =
       record.version == 1 && record.stream != MixedEventRecord.catalogStream ? .noStream : .any
-    return StreamAppend(stream: stream, expectedVersion: expected, events: [event])
+    return EventStore.StreamAppend(stream: stream, expectedVersion: expected, events: [event])
   }
 
   /// Appends `records` in commits of `batch` events (fixture building).
   static func load(
     _ records: some Sequence<MixedEventRecord>, into store: EventStore, batch: Int
   ) async throws {
-    var pending: [StreamAppend] = []
+    var pending: [EventStore.StreamAppend] = []
     pending.reserveCapacity(batch)
     for record in records {
       pending.append(try append(for: record))
@@ -101,7 +101,7 @@ struct EventLogSystem: BenchmarkSystem {
   /// The outcome line of a replay (``ReadModelFingerprint``): the listings in name and date
   /// order, and the replay's by-ID tables.
   static func outcome(
-    of replay: ReplayResult, restaurants: [Restaurant], bookings: [Booking]
+    of replay: EventStore.ReplayResult, restaurants: [Restaurant], bookings: [Booking]
   ) throws -> String {
     let restaurantView = try replay.projection(RestaurantQueries.projection)
     let bookingView = try replay.projection(BookingQueries.projection)
@@ -273,7 +273,7 @@ struct MemoryRestaurantSource: RestaurantSource {
 
 /// What the measured closure of a run hands to its `finish` (same task, one after the other).
 final class ReplayOutcome {
-  var result: ReplayResult?
+  var result: EventStore.ReplayResult?
   var restaurants: [Restaurant] = []
   var bookings: [Booking] = []
 

@@ -217,7 +217,9 @@ final class RawPusher {
     }
     marks.clear()
     if mark != localMark {
-      var changes: [StateChange] = [.put(RawReplicationState.pushedKey, RawReplicationState.encode(mark))]
+      var changes: [EventStore.StateChange] = [
+        .put(RawReplicationState.pushedKey, RawReplicationState.encode(mark))
+      ]
       if mark < localMark {
         for entry in try store.stateEntries(withPrefix: RawReplicationState.ackedPrefix) {
           changes.append(.delete(entry.key))
@@ -285,7 +287,7 @@ final class RawPusher {
       try connection.execute("COMMIT")
 
       // As `Replicator` records a batch: an acknowledgement per stored event, and the mark.
-      var changes: [StateChange] = []
+      var changes: [EventStore.StateChange] = []
       changes.reserveCapacity(batch.count + 1)
       for (index, event) in batch.enumerated() {
         changes.append(
@@ -398,9 +400,9 @@ final class RawPuller {
       parameters.int8(Int64(pageSize))
       let page = try connection.run("page", parameters)
       let rows = page.rows
-      var events: [IngestedEvent] = []
+      var events: [EventStore.IngestedEvent] = []
       var sources: [ServerEvent] = []
-      var notes: [StateChange] = []
+      var notes: [EventStore.StateChange] = []
       var last: (position: UInt64, id: UUID)?
       do {
         defer { page.clear() }
@@ -429,7 +431,7 @@ final class RawPuller {
           } else {
             switch conversion.incoming(event) {
             case .event(let stored):
-              events.append(IngestedEvent(stream: event.stream, event: stored))
+              events.append(EventStore.IngestedEvent(stream: event.stream, event: stored))
               sources.append(event)
               continue
             case .unconvertible(let reason):

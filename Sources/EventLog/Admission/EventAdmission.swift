@@ -39,40 +39,42 @@ public enum EventVerdict: Sendable, Hashable {
   }
 }
 
-/// An event the projections skip, and why.
-public struct SkippedEvent: Sendable, Hashable {
-  /// Why an event is skipped.
-  public enum Kind: UInt8, Sendable, Hashable {
-    /// This build cannot read it (``EventVerdict/unreadable(reason:)``).
-    case unreadable = 1
-    /// It breaks the domain's rules (``EventVerdict/invalid(reason:)``).
-    case invalid = 2
-    /// A projection refused it (threw) when it came from elsewhere: it stays skipped, whatever
-    /// a later admission says, since folding it failed.
-    case refused = 3
-  }
+extension EventStore {
+  /// An event the projections skip, and why.
+  public struct SkippedEvent: Sendable, Hashable {
+    /// Why an event is skipped.
+    public enum Kind: UInt8, Sendable, Hashable {
+      /// This build cannot read it (``EventVerdict/unreadable(reason:)``).
+      case unreadable = 1
+      /// It breaks the domain's rules (``EventVerdict/invalid(reason:)``).
+      case invalid = 2
+      /// A projection refused it (threw) when it came from elsewhere: it stays skipped, whatever
+      /// a later admission says, since folding it failed.
+      case refused = 3
+    }
 
-  /// The event's sequence number.
-  public var sequence: UInt64
-  /// Why it is skipped.
-  public var kind: Kind
-  /// The verdict's reason.
-  public var reason: String
+    /// The event's sequence number.
+    public var sequence: UInt64
+    /// Why it is skipped.
+    public var kind: Kind
+    /// The verdict's reason.
+    public var reason: String
 
-  /// Creates a skipped event.
-  public init(sequence: UInt64, kind: Kind, reason: String) {
-    self.sequence = sequence
-    self.kind = kind
-    self.reason = reason
-  }
+    /// Creates a skipped event.
+    public init(sequence: UInt64, kind: Kind, reason: String) {
+      self.sequence = sequence
+      self.kind = kind
+      self.reason = reason
+    }
 
-  /// The stored value: the kind's byte, then the reason in UTF-8.
-  var encoded: [UInt8] { [kind.rawValue] + Array(reason.utf8.prefix(4_000)) }
+    /// The stored value: the kind's byte, then the reason in UTF-8.
+    var encoded: [UInt8] { [kind.rawValue] + Array(reason.utf8.prefix(4_000)) }
 
-  init?(sequence: UInt64, encoded bytes: UnsafeRawBufferPointer) {
-    guard let first = bytes.first, let kind = Kind(rawValue: first) else { return nil }
-    self.init(
-      sequence: sequence, kind: kind,
-      reason: String(decoding: UnsafeRawBufferPointer(rebasing: bytes.dropFirst()), as: UTF8.self))
+    init?(sequence: UInt64, encoded bytes: UnsafeRawBufferPointer) {
+      guard let first = bytes.first, let kind = Kind(rawValue: first) else { return nil }
+      self.init(
+        sequence: sequence, kind: kind,
+        reason: String(decoding: UnsafeRawBufferPointer(rebasing: bytes.dropFirst()), as: UTF8.self))
+    }
   }
 }

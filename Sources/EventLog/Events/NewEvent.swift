@@ -86,23 +86,25 @@ public struct NewEvent: Sendable, Hashable {
   }
 }
 
-/// Events for one stream, with what the append expects of the stream's version.
-///
-/// A stream append without events only checks its expectation: in a multi-stream append it
-/// guards the others on that stream's version (for example, a booking appended only while the
-/// restaurant catalog is still at the version that was read).
-public struct StreamAppend: Sendable, Hashable {
-  /// The stream.
-  public var stream: StreamID
-  /// The expectation checked before anything is written.
-  public var expectedVersion: ExpectedVersion
-  /// The events, in order.
-  public var events: [NewEvent]
+extension EventStore {
+  /// Events for one stream, with what the append expects of the stream's version.
+  ///
+  /// A stream append without events only checks its expectation: in a multi-stream append it
+  /// guards the others on that stream's version (for example, a booking appended only while the
+  /// restaurant catalog is still at the version that was read).
+  public struct StreamAppend: Sendable, Hashable {
+    /// The stream.
+    public var stream: StreamID
+    /// The expectation checked before anything is written.
+    public var expectedVersion: ExpectedVersion
+    /// The events, in order.
+    public var events: [NewEvent]
 
-  /// Creates a stream append.
-  public init(stream: StreamID, expectedVersion: ExpectedVersion = .any, events: [NewEvent]) {
-    self.stream = stream
-    self.expectedVersion = expectedVersion
-    self.events = events
+    /// Creates a stream append.
+    public init(stream: StreamID, expectedVersion: ExpectedVersion = .any, events: [NewEvent]) {
+      self.stream = stream
+      self.expectedVersion = expectedVersion
+      self.events = events
+    }
   }
 }

@@ -26,7 +26,7 @@ final class LogReader {
   }
 
   /// The events of `streams` (their UTF-8 names) stored before `sequence`, except those the
-  /// projections skip (``SkippedEvent``, or a JSON payload nothing here reads), stream by stream in
+  /// projections skip (``EventStore/SkippedEvent``, or a JSON payload nothing here reads), stream by stream in
   /// version order, their payloads in binary.
   func events(inStreams streams: [[UInt8]], before sequence: UInt64) throws -> [RecordedEvent] {
     switch source {

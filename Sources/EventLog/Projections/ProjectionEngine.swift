@@ -81,7 +81,7 @@ enum ProjectionEngine {
   }
 
   /// Reads events `first...last` in `txn`, verifying each record and that none is missing, and
-  /// hands each to `body` in order, except the events the projections skip (``SkippedEvent``).
+  /// hands each to `body` in order, except the events the projections skip (``EventStore/SkippedEvent``).
   /// A JSON payload is handed over in binary (``PayloadForms/binaryForm(of:in:)``), and an event
   /// whose JSON payload nothing here converts is not handed over.
   static func walk(
@@ -169,12 +169,12 @@ enum ProjectionEngine {
   static func firstDifference(
     projection: String, expected tables: [String: MemoryTable], actual databases: [String: Database],
     in txn: Transaction
-  ) throws -> ReplayResult.Difference? {
+  ) throws -> EventStore.ReplayResult.Difference? {
     for name in tables.keys.sorted() {
       guard let table = tables[name], let database = databases[name] else { continue }
       let expected = table.sortedEntries()
       var index = 0
-      var difference: ReplayResult.Difference?
+      var difference: EventStore.ReplayResult.Difference?
       try txn.withCursor(in: database) { cursor in
         var found = try cursor.move(.first)
         while found || index < expected.count {
@@ -184,7 +184,7 @@ enum ProjectionEngine {
           case (let live?, let replay?) where live == replay.key:
             let liveValue = [UInt8](cursor.value)
             if liveValue != replay.value {
-              difference = ReplayResult.Difference(
+              difference = EventStore.ReplayResult.Difference(
                 projection: projection, table: name, key: live, replayed: replay.value, live: liveValue)
               return
             }
@@ -192,19 +192,19 @@ enum ProjectionEngine {
             found = try cursor.move(.next)
           case (let live?, let replay?):
             if live.lexicographicallyPrecedes(replay.key) {
-              difference = ReplayResult.Difference(
+              difference = EventStore.ReplayResult.Difference(
                 projection: projection, table: name, key: live, replayed: nil, live: [UInt8](cursor.value))
             } else {
-              difference = ReplayResult.Difference(
+              difference = EventStore.ReplayResult.Difference(
                 projection: projection, table: name, key: replay.key, replayed: replay.value, live: nil)
             }
             return
           case (let live?, nil):
-            difference = ReplayResult.Difference(
+            difference = EventStore.ReplayResult.Difference(
               projection: projection, table: name, key: live, replayed: nil, live: [UInt8](cursor.value))
             return
           case (nil, let replay?):
-            difference = ReplayResult.Difference(
+            difference = EventStore.ReplayResult.Difference(
               projection: projection, table: name, key: replay.key, replayed: replay.value, live: nil)
             return
           case (nil, nil):
@@ -218,7 +218,7 @@ enum ProjectionEngine {
   }
 }
 
-extension ReplayResult {
+extension EventStore.ReplayResult {
   /// Where a replayed projection and the live one differ: the first differing entry.
   public struct Difference: Sendable, Hashable, CustomStringConvertible {
     /// The projection.

@@ -3,76 +3,80 @@ import Foundation
 import LMDB
 import Synchronization
 
-/// How far a replay or a verification has come.
-public struct ProgressReport: Sendable {
-  /// Events processed so far.
-  public var completed: UInt64
-  /// Events to process in all.
-  public var total: UInt64
-  /// Time since the start.
-  public var elapsed: Duration
+extension EventStore {
+  /// How far a replay or a verification has come.
+  public struct ProgressReport: Sendable {
+    /// Events processed so far.
+    public var completed: UInt64
+    /// Events to process in all.
+    public var total: UInt64
+    /// Time since the start.
+    public var elapsed: Duration
 
-  /// Events per second so far.
-  public var rate: Double {
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    return seconds > 0 ? Double(completed) / seconds : 0
+    /// Events per second so far.
+    public var rate: Double {
+      let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+      return seconds > 0 ? Double(completed) / seconds : 0
+    }
   }
 }
 
-/// Projections rebuilt from the log into memory, away from the live ones.
-///
-/// Read them with ``projection(_:)`` (the same ``ProjectionReader`` the live projections give),
-/// compare them with the live ones (``EventStore/firstDifference(from:)``) or swap them in
-/// (``EventStore/rebuildProjections(progress:)``). Memory is bounded by the projections' state,
-/// not by the log's length.
-public final class ReplayResult {
-  /// The last event folded in.
-  public private(set) var throughSequence: UInt64
-  /// How many events were folded.
-  public private(set) var eventCount: Int
-  /// How long the fold took.
-  public let duration: Duration
-  let targets: [ProjectionEngine.Target]
-  let tables: [String: [String: MemoryTable]]
-  /// The log the targets read events back from: the environment, or the transaction of an
-  /// ``advance(through:in:schema:)``.
-  let log: LogReader
+extension EventStore {
+  /// Projections rebuilt from the log into memory, away from the live ones.
+  ///
+  /// Read them with ``projection(_:)`` (the same ``ProjectionReader`` the live projections give),
+  /// compare them with the live ones (``EventStore/firstDifference(from:)``) or swap them in
+  /// (``EventStore/rebuildProjections(progress:)``). Memory is bounded by the projections' state,
+  /// not by the log's length.
+  public final class ReplayResult {
+    /// The last event folded in.
+    public private(set) var throughSequence: UInt64
+    /// How many events were folded.
+    public private(set) var eventCount: Int
+    /// How long the fold took.
+    public let duration: Duration
+    let targets: [ProjectionEngine.Target]
+    let tables: [String: [String: MemoryTable]]
+    /// The log the targets read events back from: the environment, or the transaction of an
+    /// ``advance(through:in:schema:)``.
+    let log: LogReader
 
-  init(
-    throughSequence: UInt64, eventCount: Int, duration: Duration, targets: [ProjectionEngine.Target],
-    tables: [String: [String: MemoryTable]], log: LogReader
-  ) {
-    self.throughSequence = throughSequence
-    self.eventCount = eventCount
-    self.duration = duration
-    self.targets = targets
-    self.tables = tables
-    self.log = log
-  }
-
-  /// The replayed tables of the projection named `name`.
-  public func projection(_ name: String) throws -> ProjectionReader {
-    guard let tables = tables[name] else {
-      throw EventStoreError.invalidProjection("no projection named '\(name)' is registered")
+    init(
+      throughSequence: UInt64, eventCount: Int, duration: Duration, targets: [ProjectionEngine.Target],
+      tables: [String: [String: MemoryTable]], log: LogReader
+    ) {
+      self.throughSequence = throughSequence
+      self.eventCount = eventCount
+      self.duration = duration
+      self.targets = targets
+      self.tables = tables
+      self.log = log
     }
-    return ProjectionReader(projection: name, backend: .memory(tables))
-  }
 
-  /// Folds events `throughSequence + 1 ... last` from `txn` in.
-  func advance(through last: UInt64, in txn: Transaction, schema: Schema, payloads: PayloadForms) throws {
-    guard last > throughSequence else { return }
-    // The fold reads the log in `txn`: a transaction of its own would be one inside another.
-    let outside = log.source
-    log.source = .transaction(txn)
-    defer { log.source = outside }
-    eventCount += try ProjectionEngine.fold(
-      from: throughSequence + 1, through: last, in: txn, schema: schema, payloads: payloads, into: targets)
-    throughSequence = last
+    /// The replayed tables of the projection named `name`.
+    public func projection(_ name: String) throws -> ProjectionReader {
+      guard let tables = tables[name] else {
+        throw EventStoreError.invalidProjection("no projection named '\(name)' is registered")
+      }
+      return ProjectionReader(projection: name, backend: .memory(tables))
+    }
+
+    /// Folds events `throughSequence + 1 ... last` from `txn` in.
+    func advance(through last: UInt64, in txn: Transaction, schema: Schema, payloads: PayloadForms) throws {
+      guard last > throughSequence else { return }
+      // The fold reads the log in `txn`: a transaction of its own would be one inside another.
+      let outside = log.source
+      log.source = .transaction(txn)
+      defer { log.source = outside }
+      eventCount += try ProjectionEngine.fold(
+        from: throughSequence + 1, through: last, in: txn, schema: schema, payloads: payloads, into: targets)
+      throughSequence = last
+    }
   }
 }
 
 @available(*, unavailable)
-extension ReplayResult: Sendable {}
+extension EventStore.ReplayResult: Sendable {}
 
 extension EventStore {
   /// Rebuilds every projection from the log into memory, up to `sequence` (the head when `nil`).
@@ -82,7 +86,7 @@ extension EventStore {
   /// - Parameters:
   ///   - sequence: the last event to fold; the head when `nil` (or past the head).
   ///   - progress: called after each chunk.
-  /// - Returns: the rebuilt projections, read with ``ReplayResult/projection(_:)``.
+  /// - Returns: the rebuilt projections, read with ``EventStore/ReplayResult/projection(_:)``.
   /// - Throws: ``EventStoreError/corruptedRecord(sequence:reason:)`` for a damaged or missing
   ///   event, ``EventStoreError/projectionFailed(projection:sequence:underlying:)``.
   /// - Complexity: O(n) reads; memory O(size of the projections).
@@ -254,8 +258,8 @@ extension EventStore {
 private final class ReplayBox: @unchecked Sendable {
   // @unchecked Sendable: the replay is handed to the writer and used only there until the
   // awaiting caller resumes; the two never touch it at the same time.
-  let replay: ReplayResult
-  init(_ replay: ReplayResult) { self.replay = replay }
+  let replay: EventStore.ReplayResult
+  init(_ replay: EventStore.ReplayResult) { self.replay = replay }
 }
 
 /// The decoded events of `…last` (without the events the projections skip); `last` 0 ends the

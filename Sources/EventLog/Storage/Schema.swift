@@ -25,7 +25,7 @@ struct Schema: Sendable {
   /// or ``Checkpoint/followsHead``.
   let checkpoints: Database
   /// `skipped` (`MDB_INTEGERKEY`): sequence → the reason the projections skip that event (a
-  /// ``SkippedEvent/Kind`` byte, then UTF-8). `nil` in a read-only environment written before
+  /// ``EventStore/SkippedEvent/Kind`` byte, then UTF-8). `nil` in a read-only environment written before
   /// it existed (then no event is skipped).
   let skipped: Database?
   /// `state`: key → value, state kept beside the log by extensions (replication's cursor and

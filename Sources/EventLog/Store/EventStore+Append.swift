@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import LMDB
 
-extension AppendResult {
+extension EventStore.AppendResult {
   /// Where an appended event landed.
   public struct Position: Sendable, Hashable {
     /// The event's ID.
@@ -16,18 +16,20 @@ extension AppendResult {
   }
 }
 
-/// The outcome of an append.
-public struct AppendResult: Sendable, Hashable {
-  /// The positions of the events, in the order they were given.
-  public var events: [Position]
-  /// `true` when every event was stored already (by an earlier append with the same IDs) and
-  /// nothing was written.
-  public var alreadyStored: Bool
+extension EventStore {
+  /// The outcome of an append.
+  public struct AppendResult: Sendable, Hashable {
+    /// The positions of the events, in the order they were given.
+    public var events: [AppendResult.Position]
+    /// `true` when every event was stored already (by an earlier append with the same IDs) and
+    /// nothing was written.
+    public var alreadyStored: Bool
 
-  /// The first event's sequence number.
-  public var firstSequence: UInt64 { events.first?.sequence ?? 0 }
-  /// The last event's sequence number.
-  public var lastSequence: UInt64 { events.last?.sequence ?? 0 }
+    /// The first event's sequence number.
+    public var firstSequence: UInt64 { events.first?.sequence ?? 0 }
+    /// The last event's sequence number.
+    public var lastSequence: UInt64 { events.last?.sequence ?? 0 }
+  }
 }
 
 extension EventStoreError {
@@ -59,7 +61,9 @@ extension EventStore {
   public func append(
     _ events: [NewEvent], to stream: StreamID, expectedVersion: ExpectedVersion = .any
   ) async throws -> AppendResult {
-    try await append([StreamAppend(stream: stream, expectedVersion: expectedVersion, events: events)])
+    try await append([
+      EventStore.StreamAppend(stream: stream, expectedVersion: expectedVersion, events: events)
+    ])
   }
 
   /// Appends to several streams atomically: all of it is stored, or none.
@@ -77,7 +81,7 @@ extension EventStore {
   /// appends alone, one commit each.)
   /// - Throws: as ``append(_:to:expectedVersion:)``.
   @discardableResult
-  public func append(_ appends: [StreamAppend]) async throws -> AppendResult {
+  public func append(_ appends: [EventStore.StreamAppend]) async throws -> AppendResult {
     guard !options.readOnly else { throw EventStoreError.readOnly(path: path) }
     try writer.enter()
     defer { writer.leave() }
@@ -161,12 +165,12 @@ extension EventStore {
   /// (a projection threw, the disk failed), each request is retried alone so that only the
   /// guilty one fails.
   /// - Parameters:
-  ///   - requests: the appends, each one or more ``StreamAppend``s that succeed or fail together.
+  ///   - requests: the appends, each one or more ``EventStore/StreamAppend``s that succeed or fail together.
   ///   - more: called in the transaction after the requests are applied, until it returns none:
   ///     requests to add to the same transaction.
   /// - Returns: a result for each request, those of `more` after those of `requests`, in order.
   private func commit(
-    _ requests: [[StreamAppend]], collecting more: () -> [[StreamAppend]] = { [] }
+    _ requests: [[EventStore.StreamAppend]], collecting more: () -> [[EventStore.StreamAppend]] = { [] }
   ) -> [Result<AppendResult, any Error>] {
     var requests = requests
     do {
@@ -174,7 +178,7 @@ extension EventStore {
         var batch = try WriteBatch(store: self, transaction: txn)
         var results: [Result<AppendResult, any Error>] = []
         results.reserveCapacity(requests.count)
-        func apply(_ request: [StreamAppend]) throws {
+        func apply(_ request: [EventStore.StreamAppend]) throws {
           do {
             results.append(.success(try batch.append(request)))
           } catch let error as EventStoreError where error.isRejection {

@@ -1,80 +1,88 @@
 import Foundation
 import LMDB
 
-/// An event recorded elsewhere (another device, a backup), to store as it came: its ID, type,
-/// schema version, payload, metadata and recorded-at are kept; its sequence number and version
-/// within the stream are this log's own.
-public struct IngestedEvent: Sendable, Hashable {
-  /// The stream it belongs to.
-  public var stream: StreamID
-  /// The event, with ``NewEvent/recordedAt`` set to when it was first recorded.
-  public var event: NewEvent
-  /// How the log it comes from skipped it (an `export` says so), when it was invalid or refused
-  /// there: it is stored and skipped the same way, whatever this store's rules say, so that a
-  /// backup restores the log it was taken of. (An event skipped there as unreadable is judged
-  /// here: this build may read it.)
-  public var skipped: (kind: SkippedEvent.Kind, reason: String)?
+extension EventStore {
+  /// An event recorded elsewhere (another device, a backup), to store as it came: its ID, type,
+  /// schema version, payload, metadata and recorded-at are kept; its sequence number and version
+  /// within the stream are this log's own.
+  public struct IngestedEvent: Sendable, Hashable {
+    /// The stream it belongs to.
+    public var stream: StreamID
+    /// The event, with ``NewEvent/recordedAt`` set to when it was first recorded.
+    public var event: NewEvent
+    /// How the log it comes from skipped it (an `export` says so), when it was invalid or refused
+    /// there: it is stored and skipped the same way, whatever this store's rules say, so that a
+    /// backup restores the log it was taken of. (An event skipped there as unreadable is judged
+    /// here: this build may read it.)
+    public var skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)?
 
-  /// Creates an ingested event.
-  /// - Parameters:
-  ///   - stream: the stream it belongs to.
-  ///   - event: the event.
-  ///   - skipped: how the log it comes from skipped it, if it did.
-  public init(stream: StreamID, event: NewEvent, skipped: (kind: SkippedEvent.Kind, reason: String)? = nil) {
-    self.stream = stream
-    self.event = event
-    self.skipped = skipped
-  }
+    /// Creates an ingested event.
+    /// - Parameters:
+    ///   - stream: the stream it belongs to.
+    ///   - event: the event.
+    ///   - skipped: how the log it comes from skipped it, if it did.
+    public init(
+      stream: StreamID, event: NewEvent, skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)? = nil
+    ) {
+      self.stream = stream
+      self.event = event
+      self.skipped = skipped
+    }
 
-  /// Whether two ingested events are the same, skip included.
-  public static func == (lhs: IngestedEvent, rhs: IngestedEvent) -> Bool {
-    lhs.stream == rhs.stream && lhs.event == rhs.event && lhs.skipped?.kind == rhs.skipped?.kind
-      && lhs.skipped?.reason == rhs.skipped?.reason
-  }
+    /// Whether two ingested events are the same, skip included.
+    public static func == (lhs: IngestedEvent, rhs: IngestedEvent) -> Bool {
+      lhs.stream == rhs.stream && lhs.event == rhs.event && lhs.skipped?.kind == rhs.skipped?.kind
+        && lhs.skipped?.reason == rhs.skipped?.reason
+    }
 
-  /// Hashes the stream, the event and the skip.
-  public func hash(into hasher: inout Hasher) {
-    hasher.combine(stream)
-    hasher.combine(event)
-    hasher.combine(skipped?.kind)
-    hasher.combine(skipped?.reason)
-  }
-}
-
-/// What ``EventStore/ingest(_:expectingHead:allOrNothing:updatingState:)`` did with one event.
-public enum IngestOutcome: Sendable, Hashable {
-  /// Stored at `sequence` and folded into the projections.
-  case stored(sequence: UInt64)
-  /// Stored at `sequence`, but the projections skip it (``SkippedEvent``).
-  case skipped(sequence: UInt64, kind: SkippedEvent.Kind, reason: String)
-  /// An event with its ID is stored already, at `sequence`; nothing was written.
-  case alreadyPresent(sequence: UInt64)
-  /// It cannot be stored at all (an invalid stream ID, a field past its limit); nothing was
-  /// written.
-  case refused(reason: String)
-
-  /// The sequence it is stored at, if it is.
-  public var sequence: UInt64? {
-    switch self {
-    case .stored(let sequence), .skipped(let sequence, _, _), .alreadyPresent(let sequence): sequence
-    case .refused: nil
+    /// Hashes the stream, the event and the skip.
+    public func hash(into hasher: inout Hasher) {
+      hasher.combine(stream)
+      hasher.combine(event)
+      hasher.combine(skipped?.kind)
+      hasher.combine(skipped?.reason)
     }
   }
 }
 
-/// A change of the key-value state kept beside the log (``EventStore/stateValue(forKey:)``).
-public struct StateChange: Sendable, Hashable {
-  /// The key (1 to 511 bytes); extensions prefix theirs with their name (`replication.`).
-  public var key: [UInt8]
-  /// The new value; `nil` deletes the key.
-  public var value: [UInt8]?
+extension EventStore {
+  /// What ``EventStore/ingest(_:expectingHead:allOrNothing:updatingState:)`` did with one event.
+  public enum IngestOutcome: Sendable, Hashable {
+    /// Stored at `sequence` and folded into the projections.
+    case stored(sequence: UInt64)
+    /// Stored at `sequence`, but the projections skip it (``EventStore/SkippedEvent``).
+    case skipped(sequence: UInt64, kind: EventStore.SkippedEvent.Kind, reason: String)
+    /// An event with its ID is stored already, at `sequence`; nothing was written.
+    case alreadyPresent(sequence: UInt64)
+    /// It cannot be stored at all (an invalid stream ID, a field past its limit); nothing was
+    /// written.
+    case refused(reason: String)
 
-  /// Sets `key` to `value`.
-  public static func put(_ key: [UInt8], _ value: [UInt8]) -> StateChange {
-    StateChange(key: key, value: value)
+    /// The sequence it is stored at, if it is.
+    public var sequence: UInt64? {
+      switch self {
+      case .stored(let sequence), .skipped(let sequence, _, _), .alreadyPresent(let sequence): sequence
+      case .refused: nil
+      }
+    }
   }
-  /// Deletes `key`.
-  public static func delete(_ key: [UInt8]) -> StateChange { StateChange(key: key, value: nil) }
+}
+
+extension EventStore {
+  /// A change of the key-value state kept beside the log (``EventStore/stateValue(forKey:)``).
+  public struct StateChange: Sendable, Hashable {
+    /// The key (1 to 511 bytes); extensions prefix theirs with their name (`replication.`).
+    public var key: [UInt8]
+    /// The new value; `nil` deletes the key.
+    public var value: [UInt8]?
+
+    /// Sets `key` to `value`.
+    public static func put(_ key: [UInt8], _ value: [UInt8]) -> StateChange {
+      StateChange(key: key, value: value)
+    }
+    /// Deletes `key`.
+    public static func delete(_ key: [UInt8]) -> StateChange { StateChange(key: key, value: nil) }
+  }
 }
 
 extension EventStore {
@@ -114,7 +122,7 @@ extension EventStore {
             failing: failing, updatingState: updatingState)
         } catch let failure as IngestProjectionFailure where failing[failure.id] == nil {
           // All or nothing (an import): an event a projection refuses fails the whole ingest,
-          // unless its log skipped it so already (``IngestedEvent/skipped``).
+          // unless its log skipped it so already (``EventStore/IngestedEvent/skipped``).
           if allOrNothing { throw EventStoreError.invalidEvent(id: failure.id, reason: failure.reason) }
           failing[failure.id] = failure.reason
         }
@@ -211,18 +219,19 @@ extension EventStore {
 
   /// The events the projections skip, in sequence order.
   /// - Complexity: O(k).
-  public func skippedEvents(limit: Int = .max) throws -> [SkippedEvent] {
+  public func skippedEvents(limit: Int = .max) throws -> [EventStore.SkippedEvent] {
     guard let skipped = schema.skipped else { return [] }
     return try storage {
       try environment.read { txn in
         try txn.withCursor(in: skipped) { cursor in
-          var events: [SkippedEvent] = []
+          var events: [EventStore.SkippedEvent] = []
           var found = try cursor.move(.first)
           while found && events.count < limit {
             let sequence = cursor.key.loadUnaligned(as: UInt64.self)
             events.append(
-              SkippedEvent(sequence: sequence, encoded: cursor.value)
-                ?? SkippedEvent(sequence: sequence, kind: .invalid, reason: "(an unreadable skip record)"))
+              EventStore.SkippedEvent(sequence: sequence, encoded: cursor.value)
+                ?? EventStore.SkippedEvent(
+                  sequence: sequence, kind: .invalid, reason: "(an unreadable skip record)"))
             found = try cursor.move(.next)
           }
           return events
@@ -257,7 +266,7 @@ extension EventStore {
         let event = try withUnsafeBytes(of: sequence) { key in
           try txn.withValue(forKey: key, in: schema.events) { try RecordCodec.decode($0, sequence: sequence) }
         }
-        let kind = cursor.value.first.flatMap(SkippedEvent.Kind.init(rawValue:))
+        let kind = cursor.value.first.flatMap(EventStore.SkippedEvent.Kind.init(rawValue:))
         // A JSON payload is judged in binary, once this build's types or a layout convert it.
         if refused[sequence] == nil, kind != .refused, let event,
           payloads.verdict(on: event, admission: admission, in: txn).verdict.isAdmitted
@@ -268,7 +277,7 @@ extension EventStore {
       }
     }
     for (sequence, reason) in refused {
-      let value = SkippedEvent(sequence: sequence, kind: .refused, reason: reason).encoded
+      let value = EventStore.SkippedEvent(sequence: sequence, kind: .refused, reason: reason).encoded
       try withUnsafeBytes(of: sequence) { k in
         try value.withUnsafeBytes { try txn.put($0, forKey: k, in: skipped) }
       }

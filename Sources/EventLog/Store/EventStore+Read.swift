@@ -153,57 +153,60 @@ extension EventStore {
   }
 }
 
-/// A consistent view of the log's head and every projection, inside one read transaction.
-public final class StoreSnapshot {
-  let store: EventStore
-  let transaction: Transaction
+extension EventStore {
+  /// A consistent view of the log's head and every projection, inside one read transaction.
+  public final class StoreSnapshot {
+    let store: EventStore
+    let transaction: Transaction
 
-  init(store: EventStore, transaction: Transaction) {
-    self.store = store
-    self.transaction = transaction
-  }
-
-  /// The sequence number of the last event in this snapshot.
-  public func head() throws -> UInt64 {
-    try storage { try WriteBatch.head(in: transaction, events: store.schema.events) }
-  }
-
-  /// The current version of `stream` in this snapshot (its number of events, skipped ones
-  /// included); 0 when it does not exist. An append that expects it fails if the stream moved
-  /// after the snapshot.
-  /// - Complexity: O(log n).
-  public func version(of stream: StreamID) throws -> UInt64 {
-    try storage {
-      try WriteBatch.streamVersion(of: Array(stream.rawValue.utf8), in: transaction, schema: store.schema)
+    init(store: EventStore, transaction: Transaction) {
+      self.store = store
+      self.transaction = transaction
     }
-  }
 
-  /// The tables of the projection named `name`.
-  /// - Throws: ``EventStoreError/invalidProjection(_:)`` when no such projection is registered.
-  public func projection(_ name: String) throws -> ProjectionReader {
-    guard let databases = store.projectionDatabases[name] else {
-      if store.absentProjections.contains(name) {
-        throw EventStoreError.invalidProjection(
-          "the environment holds no projection '\(name)' (written by an app without it; a writable open builds it)"
-        )
-      }
-      throw EventStoreError.invalidProjection("no projection named '\(name)' is registered")
+    /// The sequence number of the last event in this snapshot.
+    public func head() throws -> UInt64 {
+      try storage { try WriteBatch.head(in: transaction, events: store.schema.events) }
     }
-    return ProjectionReader(
-      projection: name, backend: .lmdb(transaction, databases), rowDatesSince1970: store.rowDatesSince1970)
-  }
 
-  /// The sequence number the projection named `name` is up to date with; 0 when never run.
-  public func checkpoint(of name: String) throws -> UInt64 {
-    try storage {
-      guard let checkpoint = try WriteBatch.checkpoint(of: name, in: transaction, schema: store.schema) else {
-        return 0
+    /// The current version of `stream` in this snapshot (its number of events, skipped ones
+    /// included); 0 when it does not exist. An append that expects it fails if the stream moved
+    /// after the snapshot.
+    /// - Complexity: O(log n).
+    public func version(of stream: StreamID) throws -> UInt64 {
+      try storage {
+        try WriteBatch.streamVersion(of: Array(stream.rawValue.utf8), in: transaction, schema: store.schema)
       }
-      return checkpoint.isFollowingHead
-        ? try WriteBatch.head(in: transaction, events: store.schema.events) : checkpoint.sequence
+    }
+
+    /// The tables of the projection named `name`.
+    /// - Throws: ``EventStoreError/invalidProjection(_:)`` when no such projection is registered.
+    public func projection(_ name: String) throws -> ProjectionReader {
+      guard let databases = store.projectionDatabases[name] else {
+        if store.absentProjections.contains(name) {
+          throw EventStoreError.invalidProjection(
+            "the environment holds no projection '\(name)' (written by an app without it; a writable open builds it)"
+          )
+        }
+        throw EventStoreError.invalidProjection("no projection named '\(name)' is registered")
+      }
+      return ProjectionReader(
+        projection: name, backend: .lmdb(transaction, databases), rowDatesSince1970: store.rowDatesSince1970)
+    }
+
+    /// The sequence number the projection named `name` is up to date with; 0 when never run.
+    public func checkpoint(of name: String) throws -> UInt64 {
+      try storage {
+        guard let checkpoint = try WriteBatch.checkpoint(of: name, in: transaction, schema: store.schema)
+        else {
+          return 0
+        }
+        return checkpoint.isFollowingHead
+          ? try WriteBatch.head(in: transaction, events: store.schema.events) : checkpoint.sequence
+      }
     }
   }
 }
 
 @available(*, unavailable)
-extension StoreSnapshot: Sendable {}
+extension EventStore.StoreSnapshot: Sendable {}

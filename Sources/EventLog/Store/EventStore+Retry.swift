@@ -33,13 +33,13 @@ extension EventStore {
   public func append(
     to stream: StreamID, retrying maxAttempts: Int = 3,
     _ decide: (_ currentVersion: UInt64) async throws -> [NewEvent]
-  ) async throws -> AppendResult {
+  ) async throws -> EventStore.AppendResult {
     precondition(maxAttempts >= 1, "append(to:retrying:) needs at least one attempt")
     var attempt = 1
     while true {
       let version = try self.version(of: stream)
       let events = try await decide(version)
-      guard !events.isEmpty else { return AppendResult(events: [], alreadyStored: false) }
+      guard !events.isEmpty else { return EventStore.AppendResult(events: [], alreadyStored: false) }
       do {
         return try await append(events, to: stream, expectedVersion: .exactly(version))
       } catch EventStoreError.wrongExpectedVersion where attempt < maxAttempts {

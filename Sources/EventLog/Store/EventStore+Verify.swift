@@ -1,42 +1,44 @@
 import Foundation
 import LMDB
 
-/// What ``EventStore/verify(progress:)`` found.
-public struct VerificationReport: Sendable, Hashable {
-  /// One problem, with the event it concerns when there is one.
-  public struct Problem: Sendable, Hashable, CustomStringConvertible {
-    /// The sequence number concerned; `nil` for problems of the whole log.
-    public var sequence: UInt64?
-    /// What is wrong.
-    public var problem: String
+extension EventStore {
+  /// What ``EventStore/verify(progress:)`` found.
+  public struct VerificationReport: Sendable, Hashable {
+    /// One problem, with the event it concerns when there is one.
+    public struct Problem: Sendable, Hashable, CustomStringConvertible {
+      /// The sequence number concerned; `nil` for problems of the whole log.
+      public var sequence: UInt64?
+      /// What is wrong.
+      public var problem: String
 
-    /// The problem, after `event 12: ` when it concerns one event.
-    public var description: String {
-      sequence.map { "event \($0): \(problem)" } ?? problem
+      /// The problem, after `event 12: ` when it concerns one event.
+      public var description: String {
+        sequence.map { "event \($0): \(problem)" } ?? problem
+      }
     }
-  }
 
-  /// The number of events examined.
-  public var events: UInt64
-  /// The problems found (at most ``EventStore/maximumReportedProblems``).
-  public var problems: [Problem]
-  /// The events the projections skip (unreadable by this build, or breaking the domain's
-  /// rules), at most ``EventStore/maximumReportedProblems``. Skipping them is not a problem: they
-  /// are stored as they came and reported here.
-  public var skipped: [SkippedEvent] = []
-  /// The projections this build could not check: another app's (in the environment, unknown to
-  /// the store's schema) and the schema's own that the environment does not hold. Not problems.
-  public var uncheckedProjections: [UncheckedProjection] = []
-  /// The events this build could not check against their app's rules, by type: those of types
-  /// (or schema versions) its schema does not read. Not problems.
-  public var uncheckedEvents: [UncheckedEvents] = []
-  /// Whether nothing is wrong.
-  public var isClean: Bool { problems.isEmpty }
-  /// Whether everything was checked: nothing is in ``uncheckedProjections`` or ``uncheckedEvents``.
-  public var isComplete: Bool { uncheckedProjections.isEmpty && uncheckedEvents.isEmpty }
+    /// The number of events examined.
+    public var events: UInt64
+    /// The problems found (at most ``EventStore/maximumReportedProblems``).
+    public var problems: [Problem]
+    /// The events the projections skip (unreadable by this build, or breaking the domain's
+    /// rules), at most ``EventStore/maximumReportedProblems``. Skipping them is not a problem: they
+    /// are stored as they came and reported here.
+    public var skipped: [EventStore.SkippedEvent] = []
+    /// The projections this build could not check: another app's (in the environment, unknown to
+    /// the store's schema) and the schema's own that the environment does not hold. Not problems.
+    public var uncheckedProjections: [VerificationReport.UncheckedProjection] = []
+    /// The events this build could not check against their app's rules, by type: those of types
+    /// (or schema versions) its schema does not read. Not problems.
+    public var uncheckedEvents: [VerificationReport.UncheckedEvents] = []
+    /// Whether nothing is wrong.
+    public var isClean: Bool { problems.isEmpty }
+    /// Whether everything was checked: nothing is in ``uncheckedProjections`` or ``uncheckedEvents``.
+    public var isComplete: Bool { uncheckedProjections.isEmpty && uncheckedEvents.isEmpty }
+  }
 }
 
-extension VerificationReport {
+extension EventStore.VerificationReport {
   /// A projection that a store cannot check, and why: it is neither damage nor a match.
   public struct UncheckedProjection: Sendable, Hashable, CustomStringConvertible {
     /// Why a projection is not checked.
@@ -84,7 +86,7 @@ extension VerificationReport {
   }
 }
 
-extension VerificationReport {
+extension EventStore.VerificationReport {
   /// Events of one type that a store could not check against their app's rules.
   public struct UncheckedEvents: Sendable, Hashable, CustomStringConvertible {
     /// The event type.
@@ -118,9 +120,9 @@ extension EventStore {
   /// this build cannot check is reported as such, not as a problem: another app's projections
   /// (their checkpoints are checked against the head, their tables are not read), the schema's
   /// projections the environment does not hold, and events of types the schema does not read
-  /// (``VerificationReport/uncheckedProjections``, ``VerificationReport/uncheckedEvents``).
+  /// (``EventStore/VerificationReport/uncheckedProjections``, ``EventStore/VerificationReport/uncheckedEvents``).
   /// - Complexity: O(n log n); memory O(number of streams + size of the projections).
-  public func verify(progress: ((ProgressReport) -> Void)? = nil) throws -> VerificationReport {
+  public func verify(progress: ((EventStore.ProgressReport) -> Void)? = nil) throws -> VerificationReport {
     let clock = ContinuousClock()
     let start = clock.now
     var problems: [VerificationReport.Problem] = []
@@ -212,7 +214,8 @@ extension EventStore {
           }
         }
       }
-      progress?(ProgressReport(completed: min(count, head), total: head, elapsed: clock.now - start))
+      progress?(
+        EventStore.ProgressReport(completed: min(count, head), total: head, elapsed: clock.now - start))
     }
     if count != head && !problems.contains(where: { $0.problem.hasPrefix("missing") }) {
       report(nil, "the log holds \(count) events but its head is \(head)")
@@ -324,7 +327,7 @@ extension EventStore {
 
   /// Checks each projection's checkpoint against the head of the same read transaction, then the
   /// projections against a replay (``compare(with:)``).
-  /// - Returns: the projections it could not check at the head (``ReplayResult/Comparison/notCompared``).
+  /// - Returns: the projections it could not check at the head (``EventStore/ReplayResult/Comparison/notCompared``).
   private func verifyProjections(
     damaged: Bool, report: (UInt64?, String) -> Void
   ) throws -> [VerificationReport.UncheckedProjection] {

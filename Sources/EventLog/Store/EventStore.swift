@@ -240,7 +240,7 @@ public final class EventStore: Sendable {
       } catch let error where error.code == .notFound && environment.options.readOnly {
         firstError = firstError ?? error
       } catch {
-        throw EventStoreError.storage(error)
+        throw EventStoreError(storage: error)
       }
     }
     guard environment.options.readOnly else { return tables }
@@ -257,7 +257,7 @@ public final class EventStore: Sendable {
     // updates before the convergent rule had no `.stamps`), its tables are read as they are; a
     // writable open rebuilds it, and `verify` says its version differs.
     if let firstError, checkpoint?.version == projection.version || checkpoint == nil {
-      throw EventStoreError.storage(firstError)
+      throw EventStoreError(storage: firstError)
     }
     return tables
   }

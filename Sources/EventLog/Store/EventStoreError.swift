@@ -4,15 +4,15 @@ import LMDB
 /// Everything that can go wrong in the event store, with the stream, event or path it concerns.
 ///
 /// Match a case with its context (`catch EventStoreError.wrongExpectedVersion(let stream, _, _)`)
-/// or without it, and an LMDB failure by its code, as GRDB matches result codes:
+/// or without it, and a failure of the storage engine by its kind:
 ///
 /// ```swift
 /// do {
 ///   try await store.append(events, to: stream, expectedVersion: .exactly(version))
 /// } catch EventStoreError.wrongExpectedVersion {
 ///   // reload and try again
-/// } catch LMDBError.Code.noSpace {
-///   // the disk is full (an LMDBError, or one wrapped as EventStoreError.storage)
+/// } catch EventStoreError.storage(let failure) where failure.kind == .diskFull {
+///   // the disk is full
 /// }
 /// ```
 ///
@@ -56,8 +56,8 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
   case invalidState(key: [UInt8], reason: String)
   /// The store was closed.
   case closed
-  /// LMDB failed.
-  case storage(LMDBError)
+  /// The storage engine failed: ``StorageFailure/kind`` says how.
+  case storage(StorageFailure)
 
   /// The error in one sentence with its context: `stream 'booking-1' expected no stream but is at
   /// version 2`.
@@ -108,11 +108,12 @@ extension EventStoreError {
   public var errorDescription: String? { description }
 
   /// The error that caused a projection failure or a payload that does not decode (what the
-  /// projection or the decoder threw), or the LMDB error of ``storage(_:)``; `nil` for the others.
+  /// projection or the decoder threw), or the storage engine's own error of ``storage(_:)``;
+  /// `nil` for the others.
   public var underlyingError: (any Error)? {
     switch self {
     case .payloadDecoding(_, _, let underlying), .projectionFailed(_, _, let underlying): underlying
-    case .storage(let error): error
+    case .storage(let failure): failure.engineError
     default: nil
     }
   }
@@ -150,18 +151,6 @@ extension EventStoreError {
   }
 }
 
-extension EventStoreError: LMDBWrapping {
-  /// The LMDB error of ``storage(_:)``, or of a projection failure caused by one.
-  public var lmdbError: LMDBError? {
-    switch self {
-    case .storage(let error): error
-    case .projectionFailed(_, _, let underlying), .payloadDecoding(_, _, let underlying):
-      (underlying as? LMDBError) ?? (underlying as? EventStoreError)?.lmdbError
-    default: nil
-    }
-  }
-}
-
 /// Whether two errors are of one type and equal: by `==` when the type is `Equatable`, else by
 /// their descriptions.
 func sameError(_ a: any Error, _ b: any Error) -> Bool {
@@ -178,11 +167,11 @@ extension EventStoreError {
   /// The store's error for a failure of LMDB: ``closed`` when the environment was closed,
   /// ``storage(_:)`` otherwise.
   init(storage error: LMDBError) {
-    self = error.code == .closed ? .closed : .storage(error)
+    self = error.code == .closed ? .closed : .storage(StorageFailure(error))
   }
 }
 
-/// Runs `body`, turning an ``LMDBError`` into ``EventStoreError/storage(_:)`` (or
+/// Runs `body`, turning an `LMDBError` into ``EventStoreError/storage(_:)`` (or
 /// ``EventStoreError/closed``).
 @inline(__always) @discardableResult
 func storage<R>(_ body: () throws -> R) throws -> R {
@@ -190,5 +179,58 @@ func storage<R>(_ body: () throws -> R) throws -> R {
     return try body()
   } catch let error as LMDBError {
     throw EventStoreError(storage: error)
+  }
+}
+
+extension EventStoreError {
+  /// A failure of the storage engine under the store, in the store's terms: what kind of
+  /// failure it is (what an app acts on), and the engine's own description (its operation, result
+  /// code and what it concerned).
+  public struct StorageFailure: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
+    /// What went wrong, as an app acts on it.
+    public enum Kind: Sendable, Hashable {
+      /// The disk holding the environment is full.
+      case diskFull
+      /// The environment reached the largest map it may grow to.
+      case mapFull
+      /// Too many threads or processes read the environment at once.
+      case readersFull
+      /// A file of the environment is damaged, or is not an environment of this engine.
+      case damaged
+      /// A database the store needs is not in the environment: it is not an event log (or not one
+      /// this build can read as it is).
+      case missingDatabase
+      /// A file or directory of the environment cannot be used as asked: missing, not permitted,
+      /// a symbolic link, several hard links, or writable by others.
+      case fileAccess
+      /// Any other failure; the description says which.
+      case other
+    }
+
+    /// What went wrong.
+    public let kind: Kind
+    /// The engine's error, for the package's own modules and the description.
+    package let engineError: LMDBError
+
+    /// The failure of `error`, with its kind.
+    package init(_ error: LMDBError) {
+      engineError = error
+      kind =
+        switch error.code {
+        case .noSpace: .diskFull
+        case .mapFull: .mapFull
+        case .readersFull: .readersFull
+        case .corrupted, .pageNotFound, .invalid, .versionMismatch, .panic: .damaged
+        case .notFound: .missingDatabase
+        case .noSuchFile, .permissionDenied, .symbolicLink, .tooManyLinks, .wrongFileType, .unsafePermissions:
+          .fileAccess
+        default: .other
+        }
+    }
+
+    /// The engine's description: its operation, result code and what it concerned.
+    public var description: String { engineError.description }
+    /// The description: `LocalizedError`'s text is the same sentence.
+    public var errorDescription: String? { description }
   }
 }

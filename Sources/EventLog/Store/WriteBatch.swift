@@ -170,7 +170,7 @@ struct WriteBatch {
   ///
   /// Everything that can reject the request is checked before anything is written, so a rejected
   /// request leaves the transaction as it was.
-  mutating func append(_ appends: [StreamAppend]) throws -> AppendResult {
+  mutating func append(_ appends: [EventStore.StreamAppend]) throws -> EventStore.AppendResult {
     let schema = store.schema
     // 1. The request itself.
     var ids = Set<UUID>()
@@ -233,7 +233,7 @@ struct WriteBatch {
 
     // 4. Write events, stream index, ID index, projections.
     if !foreignFollowing.isEmpty { try pinForeignCheckpoints() }
-    var positions: [AppendResult.Position] = []
+    var positions: [EventStore.AppendResult.Position] = []
     positions.reserveCapacity(total)
     var idEntries: [(id: UUID, sequence: UInt64)] = []
     idEntries.reserveCapacity(total)
@@ -245,13 +245,13 @@ struct WriteBatch {
         let recorded = try write(event, to: append.stream, streamKey: streamKey, version: version)
         idEntries.append((event.id, recorded.sequence))
         positions.append(
-          AppendResult.Position(
+          EventStore.AppendResult.Position(
             id: event.id, stream: append.stream, version: version, sequence: recorded.sequence))
         if !targets.isEmpty { try ProjectionEngine.apply(recorded, to: targets) }
       }
     }
     try index(&idEntries)
-    return AppendResult(events: positions, alreadyStored: false)
+    return EventStore.AppendResult(events: positions, alreadyStored: false)
   }
 
   /// Writes `event` at the next sequence number as version `version` of `stream` (its record and
@@ -323,9 +323,9 @@ struct WriteBatch {
   /// - Throws: ``IngestProjectionFailure`` when a projection fails on an admitted event: the
   ///   caller aborts the transaction and ingests again with the event in `failing`.
   mutating func ingest(
-    _ events: [IngestedEvent], admission: (any EventAdmission)?, failing: [UUID: String] = [:]
-  ) throws -> [IngestOutcome] {
-    var outcomes: [IngestOutcome] = []
+    _ events: [EventStore.IngestedEvent], admission: (any EventAdmission)?, failing: [UUID: String] = [:]
+  ) throws -> [EventStore.IngestOutcome] {
+    var outcomes: [EventStore.IngestOutcome] = []
     outcomes.reserveCapacity(events.count)
     var versions: [StreamID: UInt64] = [:]
     var written: [UUID: UInt64] = [:]
@@ -347,12 +347,13 @@ struct WriteBatch {
       let recorded = try write(item.event, to: item.stream, streamKey: streamKey, version: version)
       written[item.event.id] = recorded.sequence
       idEntries.append((item.event.id, recorded.sequence))
-      let kept: (kind: SkippedEvent.Kind, reason: String)? =
+      let kept: (kind: EventStore.SkippedEvent.Kind, reason: String)? =
         failing[item.event.id].map { (.refused, $0) }
         ?? item.skipped.flatMap { $0.kind == .unreadable ? nil : $0 }
       if let kept {
         try skip(
-          recorded.sequence, SkippedEvent(sequence: recorded.sequence, kind: kept.kind, reason: kept.reason))
+          recorded.sequence,
+          EventStore.SkippedEvent(sequence: recorded.sequence, kind: kept.kind, reason: kept.reason))
         outcomes.append(.skipped(sequence: recorded.sequence, kind: kept.kind, reason: kept.reason))
         continue
       }
@@ -371,10 +372,13 @@ struct WriteBatch {
         outcomes.append(.stored(sequence: recorded.sequence))
       case .unreadable(let reason):
         try skip(
-          recorded.sequence, SkippedEvent(sequence: recorded.sequence, kind: .unreadable, reason: reason))
+          recorded.sequence,
+          EventStore.SkippedEvent(sequence: recorded.sequence, kind: .unreadable, reason: reason))
         outcomes.append(.skipped(sequence: recorded.sequence, kind: .unreadable, reason: reason))
       case .invalid(let reason):
-        try skip(recorded.sequence, SkippedEvent(sequence: recorded.sequence, kind: .invalid, reason: reason))
+        try skip(
+          recorded.sequence,
+          EventStore.SkippedEvent(sequence: recorded.sequence, kind: .invalid, reason: reason))
         outcomes.append(.skipped(sequence: recorded.sequence, kind: .invalid, reason: reason))
       }
     }
@@ -382,7 +386,7 @@ struct WriteBatch {
     return outcomes
   }
 
-  private func skip(_ sequence: UInt64, _ skipped: SkippedEvent) throws {
+  private func skip(_ sequence: UInt64, _ skipped: EventStore.SkippedEvent) throws {
     guard let database = store.schema.skipped else { throw EventStoreError.readOnly(path: store.path) }
     let value = skipped.encoded
     try withUnsafeBytes(of: sequence) { k in
@@ -393,8 +397,8 @@ struct WriteBatch {
   private static func precedes(_ a: UUID, _ b: UUID) -> Bool { a.byteOrder < b.byteOrder }
 
   /// The positions of events already stored, read back from their records.
-  private func storedResult(_ sequences: [UInt64]) throws -> AppendResult {
-    var positions: [AppendResult.Position] = []
+  private func storedResult(_ sequences: [UInt64]) throws -> EventStore.AppendResult {
+    var positions: [EventStore.AppendResult.Position] = []
     for sequence in sequences {
       let event = try withUnsafeBytes(of: sequence) { key in
         try txn.withValue(forKey: key, in: store.schema.events) {
@@ -405,9 +409,10 @@ struct WriteBatch {
         throw EventStoreError.corruptedRecord(sequence: sequence, reason: "indexed by its ID but not stored")
       }
       positions.append(
-        AppendResult.Position(id: event.id, stream: event.stream, version: event.version, sequence: sequence))
+        EventStore.AppendResult.Position(
+          id: event.id, stream: event.stream, version: event.version, sequence: sequence))
     }
-    return AppendResult(events: positions, alreadyStored: true)
+    return EventStore.AppendResult(events: positions, alreadyStored: true)
   }
 
   /// Makes every projection's checkpoint follow the head, writing those that did not, and stores

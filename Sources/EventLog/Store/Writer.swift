@@ -8,8 +8,8 @@ import Synchronization
 final class Writer: Sendable {
   /// An append waiting for the writer.
   struct PendingAppend: Sendable {
-    let appends: [StreamAppend]
-    let continuation: CheckedContinuation<AppendResult, any Error>
+    let appends: [EventStore.StreamAppend]
+    let continuation: CheckedContinuation<EventStore.AppendResult, any Error>
   }
 
   enum Job: Sendable {

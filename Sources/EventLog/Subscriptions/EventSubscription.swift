@@ -1,49 +1,51 @@
-/// The events of the log from a sequence number on: first those already stored, then each new
-/// one as it is committed, every event exactly once and in order.
-///
-/// Iteration reads the log itself by sequence number, so there is no gap and no duplicate
-/// between catching up and going live. Events appended by this process arrive as soon as they
-/// commit; those of other processes within ``EventStore/Options/subscriptionPollInterval``.
-/// Iteration ends (returns `nil`) when the task is cancelled or the store is closed
-/// (``EventStore/close()``).
-public struct EventSubscription: AsyncSequence, Sendable {
-  /// A subscription yields the recorded events, in sequence order.
-  public typealias Element = RecordedEvent
+extension EventStore {
+  /// The events of the log from a sequence number on: first those already stored, then each new
+  /// one as it is committed, every event exactly once and in order.
+  ///
+  /// Iteration reads the log itself by sequence number, so there is no gap and no duplicate
+  /// between catching up and going live. Events appended by this process arrive as soon as they
+  /// commit; those of other processes within ``EventStore/Options/subscriptionPollInterval``.
+  /// Iteration ends (returns `nil`) when the task is cancelled or the store is closed
+  /// (``EventStore/close()``).
+  public struct EventSubscription: AsyncSequence, Sendable {
+    /// A subscription yields the recorded events, in sequence order.
+    public typealias Element = RecordedEvent
 
-  let store: EventStore
-  let start: UInt64
-
-  /// An iterator that starts at the subscription's first sequence number (1 at the lowest).
-  public func makeAsyncIterator() -> Iterator {
-    Iterator(store: store, next: Swift.max(1, start))
-  }
-
-  /// Iterates a subscription.
-  public struct Iterator: AsyncIteratorProtocol {
     let store: EventStore
-    var next: UInt64
-    var buffer: [RecordedEvent] = []
-    var index = 0
+    let start: UInt64
 
-    /// The next event, waiting for it if needed; `nil` once the task is cancelled or the store
-    /// is closed.
-    /// - Throws: ``EventStoreError`` when a record is damaged.
-    public mutating func next() async throws -> RecordedEvent? {
-      // Counted while it runs, so that the store's `close()` waits for it to end.
-      guard store.notifier.beginNext() else { return nil }
-      defer { store.notifier.endNext() }
-      while true {
-        if index < buffer.count {
-          let event = buffer[index]
-          index += 1
-          next = event.sequence + 1
-          return event
-        }
-        if Task.isCancelled || store.notifier.isClosed { return nil }
-        buffer = try store.events(from: next, limit: 512)
-        index = 0
-        if buffer.isEmpty {
-          await store.notifier.wait(after: next - 1, timeout: store.options.subscriptionPollInterval)
+    /// An iterator that starts at the subscription's first sequence number (1 at the lowest).
+    public func makeAsyncIterator() -> Iterator {
+      Iterator(store: store, next: Swift.max(1, start))
+    }
+
+    /// Iterates a subscription.
+    public struct Iterator: AsyncIteratorProtocol {
+      let store: EventStore
+      var next: UInt64
+      var buffer: [RecordedEvent] = []
+      var index = 0
+
+      /// The next event, waiting for it if needed; `nil` once the task is cancelled or the store
+      /// is closed.
+      /// - Throws: ``EventStoreError`` when a record is damaged.
+      public mutating func next() async throws -> RecordedEvent? {
+        // Counted while it runs, so that the store's `close()` waits for it to end.
+        guard store.notifier.beginNext() else { return nil }
+        defer { store.notifier.endNext() }
+        while true {
+          if index < buffer.count {
+            let event = buffer[index]
+            index += 1
+            next = event.sequence + 1
+            return event
+          }
+          if Task.isCancelled || store.notifier.isClosed { return nil }
+          buffer = try store.events(from: next, limit: 512)
+          index = 0
+          if buffer.isEmpty {
+            await store.notifier.wait(after: next - 1, timeout: store.options.subscriptionPollInterval)
+          }
         }
       }
     }

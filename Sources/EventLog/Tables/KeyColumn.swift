@@ -12,10 +12,10 @@ extension TableKey {
   public struct Column<Row>: Sendable {
     /// The bytes every key of the column has, or `nil` when they vary (text).
     public let width: Int?
-    @usableFromInline let write: @Sendable (Row, inout KeyBuilder) -> Void
+    @usableFromInline let write: @Sendable (Row, inout TableKey.KeyBuilder) -> Void
 
     /// A column of `width` bytes (`nil`: varying) that `write` writes.
-    public init(width: Int?, _ write: @escaping @Sendable (Row, inout KeyBuilder) -> Void) {
+    public init(width: Int?, _ write: @escaping @Sendable (Row, inout TableKey.KeyBuilder) -> Void) {
       self.width = width
       self.write = write
     }

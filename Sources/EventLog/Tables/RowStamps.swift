@@ -225,7 +225,7 @@ extension TableSchema {
         guard let before = current else { continue }  // deleted, or not created yet
         var row = try before.bytes.withUnsafeBytes { try Row(storedBytes: $0) }
         try change(&row)
-        let moved = KeyBuilder.withKey({ primaryKey.write(row, &$0) }) { !$0.elementsEqual(key) }
+        let moved = TableKey.KeyBuilder.withKey({ primaryKey.write(row, &$0) }) { !$0.elementsEqual(key) }
         precondition(!moved, "an update of projection '\(projection)' changed a row's primary key")
         current = (row, try RowWriter.withRow({ try row.write(to: &$0) }) { Array($0) })
       case .delete:
@@ -251,7 +251,7 @@ extension TableSchema {
   /// The primary key of the row `effect` acts on.
   private static func key(of effect: RowEffect<Row>, primaryKey: TableKey.Column<Row>) -> [UInt8] {
     switch effect {
-    case .create(let row): KeyBuilder.withKey({ primaryKey.write(row, &$0) }) { Array($0) }
+    case .create(let row): TableKey.KeyBuilder.withKey({ primaryKey.write(row, &$0) }) { Array($0) }
     case .update(let key, _), .delete(let key): key.bytes
     }
   }

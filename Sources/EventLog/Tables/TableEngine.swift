@@ -24,7 +24,8 @@ struct IndexLayout: Sendable {
   @usableFromInline let name: String
   @usableFromInline let storesRows: Bool
   /// Writes the index's key of a stored row: the index's own fast path, else the row decoded.
-  @usableFromInline let keyOfStoredRow: @Sendable (UnsafeRawBufferPointer, inout KeyBuilder) throws -> Void
+  @usableFromInline let keyOfStoredRow:
+    @Sendable (UnsafeRawBufferPointer, inout TableKey.KeyBuilder) throws -> Void
   /// Whether ``keyOfStoredRow`` is the index's fast path (rows given as bytes need one).
   @usableFromInline let hasFastPath: Bool
 }
@@ -64,7 +65,7 @@ enum TableEngine {
   @usableFromInline
   static func store(
     _ row: UnsafeRawBufferPointer, primaryKey: UnsafeRawBufferPointer,
-    newKey: (Int, inout KeyBuilder) throws -> Void, oldEntries known: [[UInt8]]?,
+    newKey: (Int, inout TableKey.KeyBuilder) throws -> Void, oldEntries known: [[UInt8]]?,
     state: Lent<ProjectionWriter>,
     layout: Lent<TableLayout>
   ) throws {
@@ -81,7 +82,7 @@ enum TableEngine {
   private static func store(
     _ row: UnsafeRawBufferPointer, primaryKey: UnsafeRawBufferPointer,
     indexes: UnsafeBufferPointer<IndexLayout>,
-    newKey: (Int, inout KeyBuilder) throws -> Void, oldEntries known: [[UInt8]]?,
+    newKey: (Int, inout TableKey.KeyBuilder) throws -> Void, oldEntries known: [[UInt8]]?,
     state: Lent<ProjectionWriter>,
     rowTable: String, layout: TableLayout
   ) throws {
@@ -192,7 +193,8 @@ enum TableEngine {
         let stored: Void? = try state.use { state in
           try state.withValue(forKey: primaryKey, in: rowTable) { stored in
             for position in indexes.indices {
-              var key = KeyBuilder(UnsafeMutableRawBufferPointer(rebasing: keys[(position * stride)...]))
+              var key = TableKey.KeyBuilder(
+                UnsafeMutableRawBufferPointer(rebasing: keys[(position * stride)...]))
               try indexes[position].keyOfStoredRow(stored, &key)
               key.bytes(primaryKey)
               if key.overflowed { overflow = position }
@@ -224,7 +226,7 @@ enum TableEngine {
   @usableFromInline
   static func entryKey(
     primaryKey: UnsafeRawBufferPointer, table: String, projection: String,
-    _ write: (inout KeyBuilder) throws -> Void
+    _ write: (inout TableKey.KeyBuilder) throws -> Void
   ) throws -> [UInt8] {
     try withEntryKey(primaryKey: primaryKey, table: table, projection: projection, write) { Array($0) }
   }
@@ -234,12 +236,12 @@ enum TableEngine {
   static func withEntryKey<R>(
     primaryKey: UnsafeRawBufferPointer, table: @autoclosure () -> String,
     projection: @autoclosure () -> String,
-    _ write: (inout KeyBuilder) throws -> Void, use: (UnsafeRawBufferPointer) throws -> R
+    _ write: (inout TableKey.KeyBuilder) throws -> Void, use: (UnsafeRawBufferPointer) throws -> R
   ) throws -> R {
     // The closure captures nothing that is reference counted: an error's names are made outside.
     let result: R? = try withUnsafeTemporaryAllocation(byteCount: TableKey.maximumLength, alignment: 8) {
       buffer in
-      var key = KeyBuilder(buffer)
+      var key = TableKey.KeyBuilder(buffer)
       try write(&key)
       key.bytes(primaryKey)
       if key.overflowed { return nil }

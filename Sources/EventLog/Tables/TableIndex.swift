@@ -17,7 +17,7 @@ public struct TableIndex<Row>: Sendable {
   /// Writes the index's key of a row from its stored bytes, without decoding the row: an optional
   /// fast path for removals and replacements (the engine otherwise decodes the old row), and what
   /// lets ``TableWriter/put(encodedRow:primaryKey:)`` index a row given as bytes.
-  let keyOfStoredRow: (@Sendable (UnsafeRawBufferPointer, inout KeyBuilder) throws -> Void)?
+  let keyOfStoredRow: (@Sendable (UnsafeRawBufferPointer, inout TableKey.KeyBuilder) throws -> Void)?
 
   /// An index named `name` on `key`.
   /// - Parameters:
@@ -28,7 +28,7 @@ public struct TableIndex<Row>: Sendable {
   ///     row's stored bytes. A test should check that the two agree.
   public init(
     _ name: String, _ key: TableKey.Column<Row>, storesRows: Bool = false,
-    keyOfStoredRow: (@Sendable (UnsafeRawBufferPointer, inout KeyBuilder) throws -> Void)? = nil
+    keyOfStoredRow: (@Sendable (UnsafeRawBufferPointer, inout TableKey.KeyBuilder) throws -> Void)? = nil
   ) {
     self.name = name
     self.key = key
@@ -43,6 +43,6 @@ public struct TableIndex<Row>: Sendable {
   /// index has none. (For tests that check it agrees with ``key(of:)``.)
   public func key(ofStoredRow bytes: UnsafeRawBufferPointer) throws -> TableKey? {
     guard let keyOfStoredRow else { return nil }
-    return try KeyBuilder.withKey({ try keyOfStoredRow(bytes, &$0) }) { TableKey(bytes: Array($0)) }
+    return try TableKey.KeyBuilder.withKey({ try keyOfStoredRow(bytes, &$0) }) { TableKey(bytes: Array($0)) }
   }
 }

@@ -92,118 +92,121 @@ public struct TableKey: Hashable, Sendable, Comparable, CustomStringConvertible 
   }
 }
 
-/// Writes a key's parts into scratch memory, in ``TableKey``'s encodings: what the table engine,
-/// ``TableKey/Column``'s custom columns and index extractors write keys with, without an array.
-///
-/// A key longer than ``TableKey/maximumLength`` is not written past its end: the builder notes
-/// that it ``overflowed`` and the engine refuses the key.
-public struct KeyBuilder: ~Copyable {
-  @usableFromInline let base: UnsafeMutableRawPointer
-  @usableFromInline var length = 0
-  @usableFromInline var exceeded = false
-  /// The number of bytes written.
-  @inlinable public var count: Int { length }
-  /// Whether a part did not fit in ``TableKey/maximumLength`` bytes.
-  @inlinable public var overflowed: Bool { exceeded }
+extension TableKey {
+  /// Writes a key's parts into scratch memory, in ``TableKey``'s encodings: what the table engine,
+  /// ``TableKey/Column``'s custom columns and index extractors write keys with, without an array.
+  ///
+  /// A key longer than ``TableKey/maximumLength`` is not written past its end: the builder notes
+  /// that it ``overflowed`` and the engine refuses the key.
+  public struct KeyBuilder: ~Copyable {
+    @usableFromInline let base: UnsafeMutableRawPointer
+    @usableFromInline var length = 0
+    @usableFromInline var exceeded = false
+    /// The number of bytes written.
+    @inlinable public var count: Int { length }
+    /// Whether a part did not fit in ``TableKey/maximumLength`` bytes.
+    @inlinable public var overflowed: Bool { exceeded }
 
-  @usableFromInline
-  init(_ scratch: UnsafeMutableRawBufferPointer) {
-    precondition(scratch.count >= TableKey.maximumLength, "a key needs \(TableKey.maximumLength) bytes")
-    // A buffer of 511 bytes or more always has a base address.
-    base = scratch.baseAddress ?? UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
-  }
-
-  /// Calls `write` with a builder, then `use` with the key's bytes (valid only during `use`).
-  @inlinable
-  static func withKey<R>(
-    _ write: (inout KeyBuilder) throws -> Void, _ use: (UnsafeRawBufferPointer) throws -> R
-  )
-    rethrows -> R
-  {
-    try withUnsafeTemporaryAllocation(byteCount: TableKey.maximumLength, alignment: 8) { scratch in
-      var builder = KeyBuilder(scratch)
-      try write(&builder)
-      return try use(builder.bytes)
+    @usableFromInline
+    init(_ scratch: UnsafeMutableRawBufferPointer) {
+      precondition(scratch.count >= TableKey.maximumLength, "a key needs \(TableKey.maximumLength) bytes")
+      // A buffer of 511 bytes or more always has a base address.
+      base = scratch.baseAddress ?? UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
     }
-  }
 
-  /// The bytes written so far, valid while the builder's scratch memory is.
-  @usableFromInline var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: length) }
-
-  /// Forgets the bytes after the first `count`.
-  mutating func truncate(to count: Int) {
-    length = min(length, count)
-  }
-
-  /// Where `byteCount` more bytes go, or `nil` when they do not fit.
-  @inlinable @inline(__always)
-  mutating func reserve(_ byteCount: Int) -> UnsafeMutableRawPointer? {
-    guard length + byteCount <= TableKey.maximumLength else {
-      exceeded = true
-      return nil
-    }
-    defer { length += byteCount }
-    return base + length
-  }
-
-  /// `value`'s bytes as they are (a UUID's 16 raw bytes, an encoded key part).
-  @inlinable
-  public mutating func bytes(_ value: UnsafeRawBufferPointer) {
-    guard let source = value.baseAddress, !value.isEmpty, let target = reserve(value.count) else { return }
-    target.copyMemory(from: source, byteCount: value.count)
-  }
-
-  /// A ``TableKey/uuid(_:)`` part.
-  @inlinable
-  public mutating func uuid(_ value: UUID) {
-    reserve(16)?.storeBytes(of: value.uuid, toByteOffset: 0, as: uuid_t.self)
-  }
-
-  /// A ``TableKey/uint(_:)`` part.
-  @inlinable
-  public mutating func uint(_ value: UInt64) {
-    reserve(8)?.storeBytes(of: value.bigEndian, toByteOffset: 0, as: UInt64.self)
-  }
-
-  /// A ``TableKey/int(_:)`` part.
-  @inlinable
-  public mutating func int(_ value: Int64) { uint(UInt64(bitPattern: value) ^ (1 << 63)) }
-
-  /// A ``TableKey/date(_:)`` part.
-  @inlinable
-  public mutating func date(_ value: Date) { uint(TableKey.sortableBits(of: value)) }
-
-  /// A ``TableKey/text(_:)`` part (without its final `0x00` when not `terminated`).
-  public mutating func text(_ value: String, terminated: Bool = true) {
-    var value = value
-    value.withUTF8 { utf8 in
-      bytes(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8).prefix(TableKey.maximumTextBytes)))
-    }
-    if terminated { reserve(1)?.storeBytes(of: 0, as: UInt8.self) }
-  }
-
-  /// A ``TableKey/caseInsensitive(_:)`` part (without its final `0x00` when not `terminated`).
-  public mutating func caseInsensitive(_ value: String, terminated: Bool = true) {
-    var value = value
-    let ascii = value.withUTF8 { utf8 -> Bool in
-      // ASCII text (the usual case): `lowercased()` maps A–Z to a–z and nothing else, so the key
-      // is made byte by byte, without a lower-cased `String`.
-      guard utf8.allSatisfy({ $0 < 0x80 }) else { return false }
-      let length = min(utf8.count, TableKey.maximumTextBytes)
-      guard let target = reserve(length) else { return true }
-      for index in 0..<length {
-        let byte = utf8[index]
-        target.storeBytes(of: byte &- 0x41 < 26 ? byte | 0x20 : byte, toByteOffset: index, as: UInt8.self)
+    /// Calls `write` with a builder, then `use` with the key's bytes (valid only during `use`).
+    @inlinable
+    static func withKey<R>(
+      _ write: (inout KeyBuilder) throws -> Void, _ use: (UnsafeRawBufferPointer) throws -> R
+    )
+      rethrows -> R
+    {
+      try withUnsafeTemporaryAllocation(byteCount: TableKey.maximumLength, alignment: 8) { scratch in
+        var builder = KeyBuilder(scratch)
+        try write(&builder)
+        return try use(builder.bytes)
       }
-      return true
     }
-    if !ascii {
-      var lowered = value.lowercased()
-      lowered.withUTF8 { utf8 in
+
+    /// The bytes written so far, valid while the builder's scratch memory is.
+    @usableFromInline var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: length) }
+
+    /// Forgets the bytes after the first `count`.
+    mutating func truncate(to count: Int) {
+      length = min(length, count)
+    }
+
+    /// Where `byteCount` more bytes go, or `nil` when they do not fit.
+    @inlinable @inline(__always)
+    mutating func reserve(_ byteCount: Int) -> UnsafeMutableRawPointer? {
+      guard length + byteCount <= TableKey.maximumLength else {
+        exceeded = true
+        return nil
+      }
+      defer { length += byteCount }
+      return base + length
+    }
+
+    /// `value`'s bytes as they are (a UUID's 16 raw bytes, an encoded key part).
+    @inlinable
+    public mutating func bytes(_ value: UnsafeRawBufferPointer) {
+      guard let source = value.baseAddress, !value.isEmpty, let target = reserve(value.count) else { return }
+      target.copyMemory(from: source, byteCount: value.count)
+    }
+
+    /// A ``TableKey/uuid(_:)`` part.
+    @inlinable
+    public mutating func uuid(_ value: UUID) {
+      reserve(16)?.storeBytes(of: value.uuid, toByteOffset: 0, as: uuid_t.self)
+    }
+
+    /// A ``TableKey/uint(_:)`` part.
+    @inlinable
+    public mutating func uint(_ value: UInt64) {
+      reserve(8)?.storeBytes(of: value.bigEndian, toByteOffset: 0, as: UInt64.self)
+    }
+
+    /// A ``TableKey/int(_:)`` part.
+    @inlinable
+    public mutating func int(_ value: Int64) { uint(UInt64(bitPattern: value) ^ (1 << 63)) }
+
+    /// A ``TableKey/date(_:)`` part.
+    @inlinable
+    public mutating func date(_ value: Date) { uint(TableKey.sortableBits(of: value)) }
+
+    /// A ``TableKey/text(_:)`` part (without its final `0x00` when not `terminated`).
+    public mutating func text(_ value: String, terminated: Bool = true) {
+      var value = value
+      value.withUTF8 { utf8 in
         bytes(
           UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8).prefix(TableKey.maximumTextBytes)))
       }
+      if terminated { reserve(1)?.storeBytes(of: 0, as: UInt8.self) }
     }
-    if terminated { reserve(1)?.storeBytes(of: 0, as: UInt8.self) }
+
+    /// A ``TableKey/caseInsensitive(_:)`` part (without its final `0x00` when not `terminated`).
+    public mutating func caseInsensitive(_ value: String, terminated: Bool = true) {
+      var value = value
+      let ascii = value.withUTF8 { utf8 -> Bool in
+        // ASCII text (the usual case): `lowercased()` maps A–Z to a–z and nothing else, so the key
+        // is made byte by byte, without a lower-cased `String`.
+        guard utf8.allSatisfy({ $0 < 0x80 }) else { return false }
+        let length = min(utf8.count, TableKey.maximumTextBytes)
+        guard let target = reserve(length) else { return true }
+        for index in 0..<length {
+          let byte = utf8[index]
+          target.storeBytes(of: byte &- 0x41 < 26 ? byte | 0x20 : byte, toByteOffset: index, as: UInt8.self)
+        }
+        return true
+      }
+      if !ascii {
+        var lowered = value.lowercased()
+        lowered.withUTF8 { utf8 in
+          bytes(
+            UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8).prefix(TableKey.maximumTextBytes)))
+        }
+      }
+      if terminated { reserve(1)?.storeBytes(of: 0, as: UInt8.self) }
+    }
   }
 }

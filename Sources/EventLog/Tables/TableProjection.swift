@@ -22,7 +22,7 @@
 /// projection is rebuilt from the log on open.
 ///
 /// Events the store skips (of a type or schema this build cannot read, or that break the domain's
-/// rules: ``SkippedEvent``) never reach a projection, this one included.
+/// rules: ``EventStore/SkippedEvent``) never reach a projection, this one included.
 ///
 /// **Rows that converge.** In a table with at least one `.update` handler, each row is the fold
 /// of its create, update and delete events in stamp order (recorded-at to the microsecond, then
@@ -141,13 +141,13 @@ public struct TableProjection<Row: TableRow>: Projection {
 
   /// A reader of the live rows in `snapshot`.
   @inlinable
-  public func reader(in snapshot: StoreSnapshot) throws -> TableReader<Row> {
+  public func reader(in snapshot: EventStore.StoreSnapshot) throws -> TableReader<Row> {
     reader(try snapshot.projection(name))
   }
 
   /// A reader of the rows a replay rebuilt.
   @inlinable
-  public func reader(in replay: ReplayResult) throws -> TableReader<Row> {
+  public func reader(in replay: EventStore.ReplayResult) throws -> TableReader<Row> {
     reader(try replay.projection(name))
   }
 }

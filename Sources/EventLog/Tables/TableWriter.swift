@@ -51,7 +51,7 @@ public struct TableWriter<Row: TableRow> {
   @inlinable
   public func put(_ row: Row) throws {
     try withParts { state, schema in
-      try KeyBuilder.withKey({ schema.primaryKey.write(row, &$0) }) { primaryKey in
+      try TableKey.KeyBuilder.withKey({ schema.primaryKey.write(row, &$0) }) { primaryKey in
         try RowWriter.withRow({ try row.write(to: &$0) }) { bytes in
           try TableEngine.store(
             bytes, primaryKey: primaryKey, newKey: { schema.indexes[$0].key.write(row, &$1) },
@@ -73,7 +73,7 @@ public struct TableWriter<Row: TableRow> {
     let changed = row
     try withParts { state, schema in
       try key.bytes.withUnsafeBytes { primaryKey in
-        let moved = KeyBuilder.withKey({ schema.primaryKey.write(changed, &$0) }) {
+        let moved = TableKey.KeyBuilder.withKey({ schema.primaryKey.write(changed, &$0) }) {
           !$0.elementsEqual(primaryKey)
         }
         precondition(
@@ -142,7 +142,7 @@ extension TableWriter {
   @inlinable
   func arrival(of event: RecordedEvent, row: Row) throws -> RowArrival {
     try withParts { state, schema in
-      try KeyBuilder.withKey({ schema.primaryKey.write(row, &$0) }) {
+      try TableKey.KeyBuilder.withKey({ schema.primaryKey.write(row, &$0) }) {
         try RowStamps.arrival(of: event, key: $0, state: state, projection: schema.layout.projection)
       }
     }

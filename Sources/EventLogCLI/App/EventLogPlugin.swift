@@ -32,7 +32,7 @@ public protocol EventLogPlugin: Sendable {
   /// - Parameter replay: the projections as a replay rebuilt them.
   /// - Returns: the sections, in order.
   /// - Throws: an error reading the replayed tables.
-  func replayedState(_ replay: ReplayResult) throws -> [ReplayedState]
+  func replayedState(_ replay: EventStore.ReplayResult) throws -> [ReplayedState]
 }
 
 extension EventLogPlugin {
@@ -40,7 +40,7 @@ extension EventLogPlugin {
   /// - Parameter replay: the projections as a replay rebuilt them.
   /// - Returns: no section.
   /// - Throws: nothing; a plug-in that reads the replay may throw what reading it throws.
-  public func replayedState(_ replay: ReplayResult) throws -> [ReplayedState] { [] }
+  public func replayedState(_ replay: EventStore.ReplayResult) throws -> [ReplayedState] { [] }
 }
 
 /// A group of commands under one word: `eventlog restaurants sync`.

@@ -133,7 +133,7 @@ public struct CommandContext: Sendable {
       if isNew { created.record(store, lock: lockIsNew, directory: directoryIsNew) }
       return store
     } catch let error as EventStoreError {
-      if case .storage(let storage) = error, storage.code == .notFound {
+      if case .storage(let storage) = error, storage.kind == .missingDatabase {
         throw CommandFailure("'\(databasePath)' is not an event log (\(storage))", underlying: error)
       }
       throw CommandFailure("cannot open the event log at '\(databasePath)': \(error)", underlying: error)

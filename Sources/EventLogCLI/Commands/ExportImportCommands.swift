@@ -94,7 +94,7 @@ struct ImportCommand: CLICommand {
     payloads.infersLayouts = false
     // Validate everything before appending anything.
     let progress = ProgressReporter("import", console: context.console)
-    var events: [IngestedEvent] = []
+    var events: [EventStore.IngestedEvent] = []
     var count: UInt64 = 0
     var versions: [StreamID: UInt64] = [:]
     var ids = Set<UUID>()
@@ -136,7 +136,8 @@ struct ImportCommand: CLICommand {
       }
       versions[entry.stream] = entry.version
       count += 1
-      events.append(IngestedEvent(stream: entry.stream, event: entry.event, skipped: entry.skipped))
+      events.append(
+        EventStore.IngestedEvent(stream: entry.stream, event: entry.event, skipped: entry.skipped))
       if count % 4_096 == 0 { progress.update(completed: UInt64(index + 1), total: UInt64(lines.count)) }
     }
     progress.finish()
@@ -148,7 +149,7 @@ struct ImportCommand: CLICommand {
         "'\(context.databasePath)' already holds \(head) events; import needs an empty environment")
     }
     // One transaction, into a log still empty: the import is stored whole or not at all.
-    let outcomes: [IngestOutcome]
+    let outcomes: [EventStore.IngestOutcome]
     do {
       outcomes = try await store.ingest(events, expectingHead: 0, allOrNothing: true)
     } catch EventStoreError.unexpectedHead(_, _, let actual) {

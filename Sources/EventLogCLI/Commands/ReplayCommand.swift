@@ -34,7 +34,7 @@ struct ReplayCommand: CLICommand {
       throw CommandFailure("'--to \(to)' is past the head of the log (\(head))")
     }
     let progress = ProgressReporter("replay", console: context.console)
-    let report: @Sendable (ProgressReport) -> Void = {
+    let report: @Sendable (EventStore.ProgressReport) -> Void = {
       progress.update(completed: $0.completed, total: $0.total)
     }
     let replay =
@@ -93,7 +93,7 @@ struct ReplayCommand: CLICommand {
   }
 
   /// `{"name", "version", "reason"}` of a projection left out of the comparison.
-  static func json(_ projection: VerificationReport.UncheckedProjection) -> JSONValue {
+  static func json(_ projection: EventStore.VerificationReport.UncheckedProjection) -> JSONValue {
     .object([
       ("name", .string(projection.name)),
       ("version", projection.version.map { JSONValue.uint(UInt64($0)) } ?? .null),

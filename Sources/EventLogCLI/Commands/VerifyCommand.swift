@@ -101,7 +101,7 @@ struct VerifyCommand: CLICommand {
 
 extension VerifyCommand {
   /// The lines of what `report` could not check, indented.
-  static func printUnchecked(_ report: VerificationReport, to console: Console) {
+  static func printUnchecked(_ report: EventStore.VerificationReport, to console: Console) {
     for projection in report.uncheckedProjections { console.print("  \(projection)") }
     for events in report.uncheckedEvents { console.print("  \(events)") }
   }

@@ -19,14 +19,14 @@ import Foundation
 enum EventJSON {
   static func line(
     _ event: RecordedEvent, payloads: PayloadTranscoder, streams: AppSchema.StreamNames,
-    skipped: SkippedEvent? = nil
+    skipped: EventStore.SkippedEvent? = nil
   ) throws -> String {
     value(event, payloads: payloads, streams: streams, skipped: skipped).rendered()
   }
 
   static func value(
     _ event: RecordedEvent, payloads: PayloadTranscoder, streams: AppSchema.StreamNames,
-    skipped: SkippedEvent? = nil
+    skipped: EventStore.SkippedEvent? = nil
   ) -> JSONValue {
     let payload = payloads.json(of: event)
     var members: [(String, JSONValue)] = [
@@ -64,7 +64,7 @@ enum EventJSON {
   }
 
   /// The name of a skip's kind in output: `unreadable`, `invalid` or `refused`.
-  static func name(of kind: SkippedEvent.Kind) -> String {
+  static func name(of kind: EventStore.SkippedEvent.Kind) -> String {
     switch kind {
     case .unreadable: "unreadable"
     case .invalid: "invalid"
@@ -103,7 +103,7 @@ enum EventJSON {
     streams: AppSchema.StreamNames
   ) throws -> (
     sequence: UInt64, stream: StreamID, version: UInt64, event: NewEvent,
-    skipped: (kind: SkippedEvent.Kind, reason: String)?
+    skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)?
   ) {
     func fail(_ message: String) -> CommandFailure { CommandFailure("line \(number): \(message)") }
     do {
@@ -156,9 +156,9 @@ enum EventJSON {
     let metadata = EventMetadata(
       correlationID: try optionalUUID("correlationId"), causationID: try optionalUUID("causationId"),
       origin: metadataObject["origin"] as? String ?? "")
-    var skipped: (kind: SkippedEvent.Kind, reason: String)?
+    var skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)?
     if let value = object["skipped"] {
-      let kinds: [String: SkippedEvent.Kind] = [
+      let kinds: [String: EventStore.SkippedEvent.Kind] = [
         "unreadable": .unreadable, "invalid": .invalid, "refused": .refused,
       ]
       guard let note = value as? [String: Any], note.count == 2, let name = note["kind"] as? String,

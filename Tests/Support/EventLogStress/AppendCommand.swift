@@ -148,7 +148,7 @@ struct EventGenerator {
   }
 
   /// The next append, as stream appends (several streams when it is a multi-stream append).
-  mutating func next() throws -> [StreamAppend] {
+  mutating func next() throws -> [EventStore.StreamAppend] {
     let roll = Int.random(in: 0..<100, using: &random)
     let size = roll < 50 ? 1 : Int.random(in: 1...batchMax, using: &random)
     switch roll {
@@ -158,16 +158,19 @@ struct EventGenerator {
       let index = Int.random(in: 0..<bookings.count, using: &random)
       let id = bookings.remove(at: index)
       return [
-        StreamAppend(
+        EventStore.StreamAppend(
           stream: RestaurantBookingStreams.booking(id), expectedVersion: .exactly(1),
           events: [try NewEvent(BookingDeleted(bookingID: id), metadata: metadata)])
       ]
     case 50..<75:
-      return [StreamAppend(stream: RestaurantBookingStreams.catalog, events: try catalogEvents(size))]
+      return [
+        EventStore.StreamAppend(stream: RestaurantBookingStreams.catalog, events: try catalogEvents(size))
+      ]
     default:
-      var appends: [StreamAppend] = []
+      var appends: [EventStore.StreamAppend] = []
       for _ in 0..<size { appends.append(try bookingCreated()) }
-      appends.append(StreamAppend(stream: RestaurantBookingStreams.catalog, events: try catalogEvents(1)))
+      appends.append(
+        EventStore.StreamAppend(stream: RestaurantBookingStreams.catalog, events: try catalogEvents(1)))
       return appends
     }
   }
@@ -182,7 +185,7 @@ struct EventGenerator {
     EventMetadata(correlationID: UUID(), origin: "eventlog-stress")
   }
 
-  private mutating func bookingCreated() throws -> StreamAppend {
+  private mutating func bookingCreated() throws -> EventStore.StreamAppend {
     let id = UUID()
     pendingBookings.append(id)
     let restaurant = restaurants.randomElement(using: &random)
@@ -192,7 +195,7 @@ struct EventGenerator {
         timeIntervalSinceReferenceDate: Double(Int.random(in: 800_000_000...900_000_000, using: &random))),
       partySize: Int.random(in: 1...12, using: &random), customerName: "Guest \(random.next() % 100_000)",
       notes: notes, createdAt: Date(timeIntervalSinceReferenceDate: 780_000_000))
-    return StreamAppend(
+    return EventStore.StreamAppend(
       stream: RestaurantBookingStreams.booking(id), expectedVersion: .noStream,
       events: [try NewEvent(event, metadata: metadata)])
   }

@@ -17,7 +17,7 @@ struct UserCommands: EventLogPlugin {
     ]
   }
 
-  func replayedState(_ replay: ReplayResult) throws -> [ReplayedState] {
+  func replayedState(_ replay: EventStore.ReplayResult) throws -> [ReplayedState] {
     let users = try Users.projection.reader(in: replay).rows(in: Users.byName).map(User.init)
     return [ReplayedState(name: "users", json: .array(users.map(Self.json)), text: Self.table(users))]
   }

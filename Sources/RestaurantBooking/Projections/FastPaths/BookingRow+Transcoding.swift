@@ -11,7 +11,8 @@ extension BookingRow {
   /// index's fast path for removals and for rows stored as bytes. The same key as the index's
   /// column `.date(\.date)`; `RowLayoutTests` checks the two agree.
   @Sendable
-  static func writeDateKey(ofStored bytes: UnsafeRawBufferPointer, into key: inout KeyBuilder) throws {
+  static func writeDateKey(ofStored bytes: UnsafeRawBufferPointer, into key: inout TableKey.KeyBuilder) throws
+  {
     key.date(try date(ofStored: bytes))
   }
 

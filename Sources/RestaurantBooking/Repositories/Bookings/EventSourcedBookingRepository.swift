@@ -78,9 +78,9 @@ public final class EventSourcedBookingRepository: BookingRepository {
       try await beforeAppend?()
       do {
         try await store.append([
-          StreamAppend(
+          EventStore.StreamAppend(
             stream: RestaurantBookingStreams.booking(bookingID), expectedVersion: .noStream, events: [event]),
-          StreamAppend(
+          EventStore.StreamAppend(
             stream: RestaurantBookingStreams.catalog, expectedVersion: .exactly(catalogVersion), events: []),
         ])
         return BookingRow(created).booking
