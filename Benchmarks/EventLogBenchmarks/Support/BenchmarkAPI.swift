@@ -45,9 +45,10 @@ struct APIDatabase: Codable, Sendable {
   /// stops it (``APIProject/stop()``).
   /// - Throws: when the project cannot be set up, or `remote init` did not set up API mode.
   static func create(on server: PostgresTestServer) throws -> APIProject {
-    // The stand-in's defaults: a pool of 4 connections (a push uses one at a time, a pull two: the
-    // next page is fetched while one is stored).
-    let project = try SupabaseTestProject(exposedSchemas: [SupabaseTransport.exposedSchema], server: server)
+    // The stand-in's defaults (a pool of 4 connections: a push uses one at a time, a pull two, the
+    // next page fetched while one is stored), without its log of requests.
+    let project = try SupabaseTestProject(
+      exposedSchemas: [SupabaseTransport.exposedSchema], server: server, configure: APIProject.configure)
     do {
       let connection = try PostgresConnection(PostgresConfiguration(url: project.ownerURL))
       defer { connection.close() }
@@ -72,10 +73,11 @@ struct APIDatabase: Codable, Sendable {
   /// listening; the caller stops it.
   /// - Throws: when it cannot listen or reach the database.
   func serve(on server: PostgresTestServer) throws -> APIProject {
-    let configuration = PostgRESTStandIn.Configuration(
+    var configuration = PostgRESTStandIn.Configuration(
       databaseURL: server.url(
         user: "authenticator", password: SupabaseAuthSchema.authenticatorPassword, database: database),
       jwtSecret: jwtSecret, apiKeys: [anonKey], exposedSchemas: [SupabaseTransport.exposedSchema])
+    APIProject.configure(&configuration)
     return APIProject(record: self, standIn: try PostgRESTStandIn(configuration))
   }
 }
@@ -85,6 +87,12 @@ struct APIDatabase: Codable, Sendable {
 struct APIProject {
   let record: APIDatabase
   let standIn: PostgRESTStandIn
+
+  /// The stand-in's configuration in the benchmark: its defaults, but no log of the requests (a
+  /// push's bodies would stay in this process's memory, and in `eventlog-https`'s figures).
+  static func configure(_ configuration: inout PostgRESTStandIn.Configuration) {
+    configuration.keepsRequests = false
+  }
 
   /// A transport to the stand-in with the user's access token (valid for an hour), as an app
   /// gives it: the project URL, the anon key, a token provider.
