@@ -5,7 +5,7 @@ import Foundation
 /// a set-returning function's JSON array of objects (keys the result columns' names), a scalar
 /// function's JSON value, and an error's `{"code", "message", "details", "hint"}`.
 ///
-/// Every body is validated as RFC 8259 first (``StrictJSON``), then decoded with `JSONDecoder`,
+/// Every body is validated as RFC 8259 first (`StrictJSON`), then decoded with `JSONDecoder`,
 /// which reads integers from their digits (a `recorded_at_us` of the year 9999 is past what a
 /// `Double` holds exactly). Its DTOs stay in this file.
 enum PostgRESTBody {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTP
 
 /// A Supabase project's base URL, checked: `https://`, or `http://` only on a loopback host (a
 /// local stack, a test), never with a user or password in it; and the function URLs under it.
@@ -22,7 +23,7 @@ struct ProjectURL: Sendable, Hashable {
       throw .invalidURL(
         reason: "the URL holds a user or password; give the API key with --api-key or SUPABASE_ANON_KEY")
     }
-    let loopback = Self.isLoopback(host)
+    let loopback = HTTPURLRules.isLoopback(host: host)
     switch components.scheme?.lowercased() {
     case "https": break
     case "http" where loopback: break
@@ -43,30 +44,5 @@ struct ProjectURL: Sendable, Hashable {
   /// `{base}/rest/v1/rpc/<function>`.
   func function(_ name: String) -> URL {
     base.appendingPathComponent("rest/v1/rpc/\(name)", isDirectory: false)
-  }
-
-  /// Whether `text` is an `http://` or `https://` URL, in any case (a project URL rather than a
-  /// libpq one).
-  static func isHTTP(_ text: String) -> Bool {
-    let lowered = text.prefix(8).lowercased()
-    return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
-  }
-
-  /// Whether `host` is `localhost`, in 127.0.0.0/8 or `::1`.
-  ///
-  /// The same rule as the restaurant catalog's `SupabaseRestaurantSource` (RestaurantBooking),
-  /// which this module cannot import.
-  static func isLoopback(_ host: String) -> Bool {
-    var host = host.lowercased()
-    if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-    if host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
-    let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-    guard parts.count == 4 else { return false }
-    let octets = parts.compactMap { part -> Int? in
-      guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCII), let value = Int(part), value <= 255
-      else { return nil }
-      return value
-    }
-    return octets.count == 4 && octets[0] == 127
   }
 }

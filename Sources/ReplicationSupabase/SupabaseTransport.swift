@@ -88,7 +88,7 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
 
   /// Whether `url` is one this transport takes (`http://` or `https://`, in any case) rather
   /// than a libpq URL; whether it can be used is checked when the transport is made.
-  public static func handles(_ url: String) -> Bool { ProjectURL.isHTTP(url) }
+  public static func handles(_ url: String) -> Bool { HTTPURLRules.isHTTP(url) }
 
   /// `SupabaseTransport(<project URL>)`: no key, no token.
   public var description: String { "SupabaseTransport(\(server))" }

@@ -47,7 +47,7 @@ struct AnyAppCLITests {
     let log = try Self.lines(app("log", "--json"))
     #expect(
       log.map { $0["type"] as? String } == ["UserRegistered", "UserRegistered", "UserRenamed", "UserDeleted"])
-    let registered = try #require((log.first?["payload"] as? [String: Any])?["user"] as? [String: Any])
+    let registered = try #require(log.first?["payload"] as? [String: Any])
     #expect(registered["name"] as? String == "Ada" && registered["id"] as? String == ada)
     let verify = try app("verify", "--json")
     #expect(verify.status == 0, "\(verify)")

@@ -59,7 +59,7 @@ struct FormatUpgradeTests {
         layouts.map { "\($0.type)@\($0.sequence)" }
           == ["BookingCreated@14", "BookingDeleted@16", "RestaurantAdded@1", "RestaurantsRefreshed@13"])
       #expect(layouts.allSatisfy { $0.isComplete })
-      #expect(try store.verify().ok)
+      #expect(try store.verify().isClean)
     }
     let cli = StockCLI(app: InProcessCLI.app, database: path)
     #expect((await cli("bookings", "list", "--json")).stdout == Self.bookings + "\n")

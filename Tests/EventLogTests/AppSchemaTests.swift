@@ -101,7 +101,7 @@ struct AppSchemaTests {
           sequence: 4, kind: .unreadable, reason: "this build does not know the event type 'Poison'"))
     #expect(try store.read { try Tasks.projection.reader(in: $0).count() } == 1)
     let report = try store.verify()
-    #expect(report.ok, "\(report.problems)")
+    #expect(report.isClean, "\(report.problems)")
     #expect(
       report.uncheckedEvents == [UncheckedEvents(type: "Poison", count: 1, reason: outcomes[3].reason ?? "")])
   }
@@ -143,7 +143,7 @@ struct AppSchemaTests {
           UncheckedProjection(name: "notes", version: nil, reason: .notInEnvironment),
         ])
       let report = try store.verify()
-      #expect(report.ok, "\(report.problems)")
+      #expect(report.isClean, "\(report.problems)")
       #expect(!report.isComplete)
       #expect(report.uncheckedProjections.map(\.name) == ["tasks", "notes"])
       #expect(report.uncheckedEvents.map(\.type) == ["TaskAdded", "TaskDone"])
@@ -165,14 +165,14 @@ struct AppSchemaTests {
     try await withStore(at: dir.environment(), schema: Self.notes()) { store in
       try await store.append([try note("hello")], to: "note-1")
       #expect(try store.read { try $0.checkpoint(of: "tasks") } == 1)
-      #expect(try store.verify().ok)
+      #expect(try store.verify().isClean)
     }
     #expect(try await Self.tasksTables(at: dir.environment()) == before)
     // The tasks app catches up from its checkpoint on its next writable open.
     try await withStore(at: dir.environment(), schema: Self.tasks()) { store in
       #expect(try store.read { try $0.checkpoint(of: "tasks") } == 2)
       let report = try store.verify()
-      #expect(report.ok && report.uncheckedProjections.map(\.name) == ["notes"], "\(report)")
+      #expect(report.isClean && report.uncheckedProjections.map(\.name) == ["notes"], "\(report)")
       #expect(report.uncheckedEvents.map(\.type) == ["NoteAdded"])
     }
   }
@@ -198,7 +198,7 @@ struct AppSchemaTests {
             name: "tasks", version: Tasks.projection.version, reason: .behind(checkpoint: 1)),
         ])
       let report = try store.verify()
-      #expect(report.ok, "\(report.problems)")
+      #expect(report.isClean, "\(report.problems)")
       #expect(report.uncheckedProjections == comparison.notCompared)
     }
     // A row changed behind the engine's back is a difference as of the checkpoint too.
@@ -237,7 +237,7 @@ struct AppSchemaTests {
     try await withStore(at: dir.environment(), schema: Self.tasks(), options: readOnly) { store in
       #expect(store.absentProjections == ["tasks"])
       let report = try store.verify()
-      #expect(report.ok, "\(report.problems)")
+      #expect(report.isClean, "\(report.problems)")
       #expect(
         report.uncheckedProjections == [
           UncheckedProjection(name: "tasks", version: nil, reason: .notInEnvironment)

@@ -30,7 +30,7 @@ struct AppendTests {
       let events = try store.events(in: StreamID("notes-\(stream)"))
       #expect(events.map(\.version) == Array(1...200))
     }
-    #expect(try store.verify().ok)
+    #expect(try store.verify().isClean)
   }
 
   @Test("in one group commit, a caller's conflict fails only that caller")
@@ -71,7 +71,7 @@ struct AppendTests {
     #expect(free.allSatisfy { (try? $0.get()) != nil })
     #expect(try store.head() == 1 + 2 + 200)
     #expect(try store.version(of: "contended") == 3)
-    #expect(try store.verify().ok)
+    #expect(try store.verify().isClean)
   }
 
   @Test("expected versions: any, no stream, exactly n")
@@ -223,7 +223,7 @@ struct AppendTests {
     }
     #expect(outcomes.filter { $0 }.count == 90)
     #expect(try store.head() == 90)
-    #expect(try store.verify().ok)
+    #expect(try store.verify().isClean)
   }
 }
 

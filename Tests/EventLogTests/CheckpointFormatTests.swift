@@ -99,7 +99,7 @@ struct CheckpointFormatTests {
     store = try EventStore(path: path, projections: [NotesProjection()], options: .fast)
     #expect(try store.map(Self.count) == (try BinaryEncoder().encode(UInt64(7))))
     #expect(try store?.read { try $0.checkpoint(of: "notes") } == 7)
-    #expect(try store?.verify().ok == true)
+    #expect(try store?.verify().isClean == true)
     await close(&store)
     #expect(try Raw(path).checkpoint("notes")?.sequence == Self.followsHead)
   }
@@ -152,14 +152,14 @@ struct CheckpointFormatTests {
     readOnly.readOnly = true
     var reader: EventStore? = try EventStore(path: path, projections: [NotesProjection()], options: readOnly)
     #expect(try reader?.read { try $0.checkpoint(of: "notes") } == 3)
-    #expect(try reader?.verify().ok == true)
+    #expect(try reader?.verify().isClean == true)
     await close(&reader)
     #expect(try Raw(path).format == 1)
 
     store = try EventStore(path: path, projections: [NotesProjection()], options: .fast)
     try await store?.append([try note("n4")], to: "s")
     #expect(try store.map(Self.count) == (try BinaryEncoder().encode(UInt64(4))))
-    #expect(try store?.verify().ok == true)
+    #expect(try store?.verify().isClean == true)
     await close(&store)
     let raw = try Raw(path)
     #expect(try raw.format == 4)

@@ -180,7 +180,7 @@ struct ConvergenceTests {
       let difference = try store.firstDifference(from: store.replay())
       #expect(difference == nil, "\(device.name): \(String(describing: difference))\n\(context())")
       let report = try store.verify()
-      #expect(report.ok, "\(device.name): \(report.problems)\n\(context())")
+      #expect(report.isClean, "\(device.name): \(report.problems)\n\(context())")
       outOfOrder += Self.eventsOutOfStampOrder(events)
     }
     // The check is not vacuous: events did reach devices out of stamp order.

@@ -86,7 +86,7 @@ struct ConvergentTableTests {
     try await store.ingest([try Self.at(5, ReviewRated(id: id, rating: 2), stream: id)])
     #expect(try rows(store) == [expected])
     #expect(try store.firstDifference(from: store.replay()) == nil)
-    #expect(try store.verify().ok)
+    #expect(try store.verify().isClean)
   }
 
   @Test("a delete wins over concurrent and late updates; its tombstone replaces the row's list")
@@ -123,7 +123,7 @@ struct ConvergentTableTests {
     ])
     #expect(Set(try rows(store).map(\.id)) == [kept, unseen])
     #expect(try store.firstDifference(from: store.replay()) == nil)
-    #expect(try store.verify().ok)
+    #expect(try store.verify().isClean)
   }
 
   @Test(
@@ -190,7 +190,7 @@ struct ConvergentTableTests {
     #expect(try store.skippedCount() == 0)
     #expect(try rows(store).map(\.rating) == [5])
     #expect(try store.firstDifference(from: store.replay()) == nil)
-    #expect(try store.verify().ok)
+    #expect(try store.verify().isClean)
   }
 
   @Test("an update of a key never seen fails as ifMissing says; after a delete it changes nothing")
@@ -247,7 +247,7 @@ struct ConvergentTableTests {
     // Rebuilt on open from a new version, too.
     await close(&store)
     store = try open(dir, chunk: chunk)
-    #expect(try store?.verify().ok == true)
+    #expect(try store?.verify().isClean == true)
   }
 
   @Test(
@@ -288,7 +288,7 @@ struct ConvergentTableTests {
     }
     store = try open(dir)
     #expect(try stamps(try #require(store), id)?.streams == [Reviews.stream(id).rawValue])
-    #expect(try store?.verify().ok == true)
+    #expect(try store?.verify().isClean == true)
   }
 
   @Test(

@@ -60,6 +60,6 @@ struct GrowthTests {
     #expect(ranges.allSatisfy { $0.count == 4 })
     #expect(ranges.first?.lowerBound == 1)
     #expect(zip(ranges, ranges.dropFirst()).allSatisfy { $0.upperBound + 1 == $1.lowerBound })
-    #expect(try store.verify().ok)
+    #expect(try store.verify().isClean)
   }
 }

@@ -52,6 +52,6 @@ struct IDVersionTests {
     #expect(try replayedTables(store, replay) == liveTables(store))
     #expect(try liveTables(store)["notes/by-id"]?.count == 41)
     let report = try store.verify()
-    #expect(report.ok, "\(report.problems)")
+    #expect(report.isClean, "\(report.problems)")
   }
 }

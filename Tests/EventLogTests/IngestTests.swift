@@ -37,7 +37,7 @@ struct IngestTests {
       ])
       #expect(again == [.alreadyPresent(sequence: 2), .stored(sequence: 3), .alreadyPresent(sequence: 3)])
       #expect(try store.head() == 3)
-      #expect(try store.verify().ok)
+      #expect(try store.verify().isClean)
     }
   }
 
@@ -79,7 +79,7 @@ struct IngestTests {
     let replay = try #require(try store?.replay())
     #expect(try store.map { try replayedTables($0, replay) } == live)
     let report = try #require(try store?.verify())
-    #expect(report.ok, "\(report.problems)")
+    #expect(report.isClean, "\(report.problems)")
     #expect(report.skipped.map(\.sequence) == [2, 3])
     #expect(try store?.skippedCount() == 2)
     // A catch-up after a reopen skips them too.
@@ -113,7 +113,7 @@ struct IngestTests {
     #expect(
       try store.map(liveTables)?["notes/per-stream"]?[Array("s".utf8)]
         == (try BinaryEncoder().encode(UInt64(3))))
-    #expect(try store?.verify().ok == true)
+    #expect(try store?.verify().isClean == true)
     await close(&store)
   }
 
@@ -136,7 +136,7 @@ struct IngestTests {
       #expect(
         try liveTables(store)["notes/per-stream"]?[Array("s".utf8)] == (try BinaryEncoder().encode(UInt64(2)))
       )
-      #expect(try store.verify().ok)
+      #expect(try store.verify().isClean)
       #expect(try store.firstDifference(from: store.replay()) == nil)
     }
   }
@@ -160,7 +160,7 @@ struct IngestTests {
         path: dir.environment(), projections: [NotesProjection()], admission: PoisonAdmission(reads: true),
         options: .fast)
       #expect(try store?.skippedEvents().map(\.kind) == [.refused])
-      #expect(try store?.verify().ok == true)
+      #expect(try store?.verify().isClean == true)
       await close(&store)
     }
   }
@@ -175,7 +175,7 @@ struct IngestTests {
       admission: NotesAdmission(readsFutureNotes: false),
       options: .fast)
     let report = try #require(try store?.verify())
-    #expect(!report.ok)
+    #expect(!report.isClean)
     #expect(report.problems.map(\.sequence) == [2])
     #expect(report.problems.first?.problem.contains("'forbidden'") == true)
     await close(&store)

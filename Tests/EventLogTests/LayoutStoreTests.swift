@@ -122,7 +122,7 @@ struct LayoutStoreTests {
       #expect(stored.map { Data($0.payload) } == texts)
       #expect(try stored.map { try device.payloadJSON(of: $0) }.map(\.form) == [.stored, .stored, .stored])
       #expect(try device.read { try $0.projection("reviews").count(in: "by-id") } == 0)
-      #expect(try device.verify().ok)
+      #expect(try device.verify().isClean)
     }
     // The app opens the environment: its types read the JSON, and the events are folded in.
     var app: EventStore? = try EventStore(
@@ -135,7 +135,7 @@ struct LayoutStoreTests {
       #expect(try store.read { try $0.projection("reviews").count(in: "by-id") } == 3)
       let replay = try store.replay()
       #expect(try store.firstDifference(from: replay) == nil)
-      #expect(try store.verify().ok)
+      #expect(try store.verify().isClean)
       let event = try #require(try store.event(at: 2))
       #expect(event.payloadEncoding == .json, "the record is kept as it came")
       #expect(try event.decode(ReviewPosted.self) == reviews[1])
@@ -220,7 +220,7 @@ struct LayoutStoreTests {
       let layouts = try store.layouts()
       #expect(layouts.first?.sequence == 1 && layouts.first?.type == ReviewPosted.eventType)
       #expect(try store.read { try $0.projection("reviews").count(in: "by-id") } == 6)
-      #expect(try store.verify().ok)
+      #expect(try store.verify().isClean)
     }
     var formatOptions = Environment.Options()
     formatOptions.maxDatabases = 16
@@ -286,7 +286,7 @@ struct ReviewsProjection: Projection {
   var version: UInt32 = 1
   var tables = ["by-id"]
 
-  func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+  func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
     guard event.type == ReviewPosted.eventType else { return }
     #expect(event.payloadEncoding == .binary, "the projections see binary payloads only")
     let review = try event.decode(ReviewPosted.self)

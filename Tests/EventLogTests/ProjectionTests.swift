@@ -79,7 +79,7 @@ struct ProjectionTests {
     #expect(difference.description.contains("absent from the replay"))
     try await store.rebuildProjections()
     #expect(try store.firstDifference(from: store.replay()) == nil)
-    #expect(try store.verify().ok)
+    #expect(try store.verify().isClean)
   }
 
   @Test("a new projection, or one whose version changed, is caught up on open")
@@ -94,7 +94,7 @@ struct ProjectionTests {
     let withProjection = try EventStore(path: path, projections: [NotesProjection()], options: .fast)
     #expect(try withProjection.read { try $0.checkpoint(of: "notes") } == 50)
     #expect(try withProjection.firstDifference(from: withProjection.replay()) == nil)
-    #expect(try withProjection.verify().ok)
+    #expect(try withProjection.verify().isClean)
   }
 
   @Test(
@@ -149,7 +149,7 @@ struct DoublingProjection: Projection {
   var version: UInt32 = 1
   var tables = ["by-id", "per-stream"]
 
-  func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+  func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
     let key = Array(event.stream.rawValue.utf8)
     let count = try state.row(UInt64.self, forKey: key, in: "per-stream") ?? 0
     try state.putRow(count + 2, forKey: key, in: "per-stream")
@@ -199,7 +199,7 @@ struct ReplayFailureTests {
       var description: String { "failed on purpose" }
     }
 
-    func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+    func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
       if event.sequence == failAt { throw Failure() }
       try state.put([1], forKey: Array("\(event.sequence)".utf8), in: "seen")
     }

@@ -57,7 +57,7 @@ struct ReadTests {
     let counts = try liveTables(reopened)["notes/per-stream"]
     #expect(counts?[Array("s".utf8)] == (try BinaryEncoder().encode(UInt64(20))))
     #expect(try liveTables(reopened)["notes/by-id"]?.isEmpty == true)
-    #expect(try reopened.verify().ok)
+    #expect(try reopened.verify().isClean)
   }
 }
 
@@ -109,9 +109,9 @@ struct VerifyUnderAppendsTests {
       if try store.head() >= 3_200 { break }
     }
     try await appender.value
-    for report in reports where !report.ok {
+    for report in reports where !report.isClean {
       Issue.record("verify under appends: \(report.problems.prefix(3))")
     }
-    #expect(try store.verify().ok)
+    #expect(try store.verify().isClean)
   }
 }

@@ -113,7 +113,7 @@ struct RecordTests {
     #expect(try reopened.event(at: 12)?.sequence == 12)
     #expect(try reopened.event(at: 14)?.sequence == 14)
     let report = try reopened.verify()
-    #expect(!report.ok)
+    #expect(!report.isClean)
     #expect(report.problems.first?.sequence == 13)
   }
 }

@@ -36,7 +36,7 @@ struct TableProjectionTests {
         try NewEvent(ThingRemoved(id: uuid(9))),  // nothing to delete
       ], to: "items")
     try expectState(store, [b: ("cherry", 3, 2), c: ("fig", 1, 9)])
-    #expect(try store.verify().ok)
+    #expect(try store.verify().isClean)
   }
 
   @Test("an update of a missing row fails the append by default, naming the projection and the key")
@@ -145,7 +145,7 @@ struct TableProjectionTests {
       if step % 40 == 39 { try expectModel(store, model) }
     }
     try expectModel(store, model)
-    #expect(try store.verify().ok)
+    #expect(try store.verify().isClean)
   }
 
   @Test("events the store skips never reach a table projection, live, after a catch-up and in replay")
@@ -179,7 +179,7 @@ struct TableProjectionTests {
       path: dir.environment(), projections: [Things.make(version: 2), Things.labels], admission: admission,
       options: .fast)
     #expect(try names(store) == ["also", "kept"])
-    #expect(try store?.verify().ok == true)
+    #expect(try store?.verify().isClean == true)
   }
 
   @Test("a key longer than LMDB's limit is refused, naming the table; nothing is stored")

@@ -61,7 +61,7 @@ func replayedTables(_ store: EventStore, _ replay: ReplayResult) throws -> [Stri
   return result
 }
 
-private func dump(_ view: ProjectionView, _ table: String) throws -> [[UInt8]: [UInt8]] {
+private func dump(_ view: ProjectionReader, _ table: String) throws -> [[UInt8]: [UInt8]] {
   var entries: [[UInt8]: [UInt8]] = [:]
   try view.forEach(in: table) { key, value in
     entries[[UInt8](key)] = [UInt8](value)
@@ -110,7 +110,7 @@ struct NotesProjection: Projection {
     var stream: String
   }
 
-  func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+  func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
     switch event.type {
     case NoteAdded.eventType:
       let added = try event.decode(NoteAdded.self)

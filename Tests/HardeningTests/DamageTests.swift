@@ -32,7 +32,7 @@ struct DamageTests {
     // The library: verify names exactly the damaged events; reads of them throw; others read.
     var store: EventStore? = try openDomainStore(path)
     let report = try #require(store).verify()
-    #expect(!report.ok)
+    #expect(!report.isClean)
     let named = Set(report.problems.compactMap { $0.problem.contains("damaged") ? $0.sequence : nil })
     #expect(named == Self.damaged, "verify named \(report.problems)")
     for sequence in UInt64(1)...UInt64(markers.count + 4) {

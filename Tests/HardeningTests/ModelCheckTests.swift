@@ -352,12 +352,12 @@ struct ModelRun {
       throw ModelMismatch("bookings \(bookingsNow.count), expected \(live.count)")
     }
     for booking in bookingsNow.prefix(3) {
-      guard try await bookings!.get(id: booking.id) == booking else {
-        throw ModelMismatch("get(id:) differs")
+      guard try await bookings!.booking(id: booking.id) == booking else {
+        throw ModelMismatch("booking(id:) differs")
       }
     }
     for id in deleted.prefix(3) {
-      guard try await bookings!.get(id: id) == nil else { throw ModelMismatch("a deleted booking reads") }
+      guard try await bookings!.booking(id: id) == nil else { throw ModelMismatch("a deleted booking reads") }
     }
   }
 }

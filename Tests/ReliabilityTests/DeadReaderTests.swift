@@ -146,7 +146,7 @@ struct SlotsProjection: Projection {
   var version: UInt32 { 1 }
   var tables: [String] { ["slots"] }
 
-  func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+  func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
     guard event.type == SlotsRewritten.eventType else { return }
     let round = try event.decode(SlotsRewritten.self).round
     for slot in 0..<Self.rows {

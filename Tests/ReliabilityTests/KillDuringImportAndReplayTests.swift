@@ -257,10 +257,10 @@ private func check(
   let verification = try opened.verify()
   if live == states.new {
     outcome.isNew = true
-    if !verification.ok { outcome.problems.append("verify: \(verification.problems.prefix(5))") }
+    if !verification.isClean { outcome.problems.append("verify: \(verification.problems.prefix(5))") }
   } else if live == states.old {
     let others = verification.problems.filter { !$0.problem.contains("differ from a replay") }
-    if !others.isEmpty || verification.ok {
+    if !others.isEmpty || verification.isClean {
       outcome.problems.append("verify: \(verification.problems.prefix(5))")
     }
   } else {

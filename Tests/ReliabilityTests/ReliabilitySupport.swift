@@ -273,7 +273,7 @@ func audit(
       result.problems.append("projection '\(name)' checkpoint \(checkpoint) is past the head \(head)")
     }
     let verification = try store.verify()
-    if !verification.ok { result.problems.append("verify: \(verification.problems.prefix(5))") }
+    if !verification.isClean { result.problems.append("verify: \(verification.problems.prefix(5))") }
     if verification.events != head {
       result.problems.append("verify saw \(verification.events) events, head \(head)")
     }
@@ -382,7 +382,7 @@ func replayedTables(_ store: EventStore, _ replay: ReplayResult) throws -> [Stri
   return result
 }
 
-private func dump(_ view: ProjectionView, _ table: String) throws -> [[UInt8]: [UInt8]] {
+private func dump(_ view: ProjectionReader, _ table: String) throws -> [[UInt8]: [UInt8]] {
   var entries: [[UInt8]: [UInt8]] = [:]
   try view.forEach(in: table) { key, value in
     entries[[UInt8](key)] = [UInt8](value)

@@ -190,7 +190,7 @@ struct FailureTests {
         == [booking.id, after.id].sorted { $0.uuidString < $1.uuidString })
     #expect(try older.replicator.status().unreadable == 2)
     let report = try older.store.verify()
-    #expect(report.ok, "\(report.problems)")
+    #expect(report.isClean, "\(report.problems)")
     #expect(report.skipped.map(\.kind) == [.unreadable, .unreadable])
     #expect(report.skipped.first?.reason.contains("BookingMoved") == true)
     try older.expectHealthy()
@@ -241,7 +241,7 @@ struct FailureTests {
     let upgraded = try EventStore(path: directory.environment(), schema: NotedBookings.schema, options: .fast)
     #expect(try upgraded.skippedCount() == 0)
     #expect(try upgraded.event(at: 3).map { try $0.decode(BookingNoted.self) } == noted)
-    #expect(try upgraded.verify().ok)
+    #expect(try upgraded.verify().isClean)
   }
 }
 

@@ -132,7 +132,7 @@ final class Device: Sendable {
   /// Verify and replay agree with the live projections.
   func expectHealthy(sourceLocation: SourceLocation = #_sourceLocation) throws {
     let report = try store.verify()
-    #expect(report.ok, "verify: \(report.problems)", sourceLocation: sourceLocation)
+    #expect(report.isClean, "verify: \(report.problems)", sourceLocation: sourceLocation)
     #expect(try store.firstDifference(from: store.replay()) == nil, sourceLocation: sourceLocation)
   }
 }

@@ -58,20 +58,20 @@ struct BookingIDTests {
     let new = try await fixture.bookings.create(
       restaurantID: uuid(1), date: future(days: 1), partySize: 2, customerName: "Ada", notes: nil)
 
-    #expect(try await fixture.bookings.get(id: oldID)?.customerName == "Grace")
+    #expect(try await fixture.bookings.booking(id: oldID)?.customerName == "Grace")
     #expect(try await fixture.bookings.getAll().map(\.id) == [new.id, oldID])
     try expectProjectionsMatchReplay(fixture.store)
     let replayed = try BookingQueries.all(in: fixture.store.replay().projection(BookingQueries.projection))
     #expect(replayed.map(\.id) == [new.id, oldID])
 
     try await fixture.bookings.delete(id: oldID)
-    #expect(try await fixture.bookings.get(id: oldID) == nil)
+    #expect(try await fixture.bookings.booking(id: oldID) == nil)
     #expect(try await fixture.bookings.getAll().map(\.id) == [new.id])
     let deletion = try #require(try fixture.store.events(in: RestaurantBookingStreams.booking(oldID)).last)
     #expect(deletion.type == BookingDeleted.eventType)
     #expect(UUIDv7Generator.milliseconds(of: deletion.id) != nil)
     try expectProjectionsMatchReplay(fixture.store)
-    #expect(try fixture.store.verify().ok)
+    #expect(try fixture.store.verify().isClean)
   }
 }
 
@@ -85,7 +85,7 @@ struct BookingsProjectionUpgradeTests {
     var version: UInt32 { 1 }
     var tables: [String] { ["by-id", "by-date"] }
 
-    func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+    func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
       guard event.type == BookingCreated.eventType else { return }
       let row = BookingRow(try event.decode(BookingCreated.self))  // the layout is the same in version 2
       try state.put(row.bytes, forKey: ProjectionKeys.id(row.id), in: "by-id")
@@ -124,7 +124,7 @@ struct BookingsProjectionUpgradeTests {
     let repository = EventSourcedBookingRepository(store: store)
     #expect(try await repository.getAll().map(\.id) == [created[1], created[2], created[0]].map(\.bookingID))
     try expectProjectionsMatchReplay(store)
-    #expect(try store.verify().ok)
+    #expect(try store.verify().isClean)
   }
 }
 

@@ -34,7 +34,7 @@ struct BookingTests {
     #expect(booking.customerName == "Ada")
     #expect(booking.notes == "Window")
     #expect(booking.createdAt == fixedNow)
-    #expect(try await fixture.bookings.get(id: booking.id) == booking)
+    #expect(try await fixture.bookings.booking(id: booking.id) == booking)
     #expect(try await fixture.bookings.getAll() == [booking])
     let event = try #require(try fixture.store.events(in: RestaurantBookingStreams.booking(booking.id)).first)
     #expect(event.type == "BookingCreated")
@@ -49,7 +49,7 @@ struct BookingTests {
     let booking = try await fixture.bookings.create(
       restaurantID: uuid(0), date: future(days: 1), partySize: 2, customerName: "Bo", notes: "   ")
     #expect(booking.notes == nil)
-    #expect(try await fixture.bookings.get(id: booking.id)?.notes == nil)
+    #expect(try await fixture.bookings.booking(id: booking.id)?.notes == nil)
   }
 
   @Test("bookings are listed by date, then id")
@@ -135,7 +135,7 @@ struct BookingTests {
     let booking = try await fixture.bookings.create(
       restaurantID: uuid(0), date: future(days: 1), partySize: 2, customerName: "C", notes: nil)
     try await fixture.bookings.delete(id: booking.id)
-    #expect(try await fixture.bookings.get(id: booking.id) == nil)
+    #expect(try await fixture.bookings.booking(id: booking.id) == nil)
     #expect(try await fixture.bookings.getAll().isEmpty)
     await #expect(throws: BookingError.alreadyDeleted(booking.id)) {
       try await fixture.bookings.delete(id: booking.id)
@@ -177,8 +177,8 @@ struct BookingTests {
       restaurantID: uuid(2), date: future(days: 1), partySize: 2, customerName: "C", notes: nil)
     fixture.source.push([catalog(3)[0], catalog(3)[1]])
     #expect(try await fixture.restaurants.refresh() == RefreshSummary(removed: 1, unchanged: 2))
-    #expect(try await fixture.restaurants.get(id: uuid(2)) == nil)
-    #expect(try await fixture.bookings.get(id: booking.id)?.restaurantName == "Restaurant 2")
+    #expect(try await fixture.restaurants.restaurant(id: uuid(2)) == nil)
+    #expect(try await fixture.bookings.booking(id: booking.id)?.restaurantName == "Restaurant 2")
     await #expect(throws: BookingError.unknownRestaurant(uuid(2))) {
       try await fixture.bookings.create(
         restaurantID: uuid(2), date: future(days: 1), partySize: 2, customerName: "C", notes: nil)

@@ -10,7 +10,7 @@ import Testing
 @Suite("Bookings projection: the hook and the handlers agree")
 struct BookingsHookTests {
   /// Every entry of the bookings' tables.
-  static func tables(_ view: ProjectionView) throws -> [String: [[UInt8]: [UInt8]]] {
+  static func tables(_ view: ProjectionReader) throws -> [String: [[UInt8]: [UInt8]]] {
     var result: [String: [[UInt8]: [UInt8]]] = [:]
     for table in BookingsProjection().tables {
       var entries: [[UInt8]: [UInt8]] = [:]
@@ -57,6 +57,6 @@ struct BookingsHookTests {
     #expect(try simple.read { try Self.tables($0.projection(BookingsProjection.name)) } == live)
     #expect(try Self.tables(fast.replay().projection(BookingsProjection.name)) == live)
     #expect(try Self.tables(simple.replay().projection(BookingsProjection.name)) == live)
-    #expect(try fast.verify().ok && simple.verify().ok)
+    #expect(try fast.verify().isClean && simple.verify().isClean)
   }
 }

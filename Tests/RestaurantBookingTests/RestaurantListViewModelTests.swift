@@ -92,7 +92,7 @@ actor InMemoryRestaurantRepository: RestaurantRepository {
 
   func getAll() async throws -> [Restaurant] { stored }
 
-  func get(id: UUID) async throws -> Restaurant? { stored.first { $0.id == id } }
+  func restaurant(id: UUID) async throws -> Restaurant? { stored.first { $0.id == id } }
 
   func refresh() async throws -> RefreshSummary {
     if let refreshError { throw refreshError }
@@ -141,7 +141,7 @@ actor InMemoryBookingRepository: BookingRepository {
     stored.values.sorted { ($0.date, $0.id.uuidString) < ($1.date, $1.id.uuidString) }
   }
 
-  func get(id: UUID) async throws -> Booking? { stored[id] }
+  func booking(id: UUID) async throws -> Booking? { stored[id] }
 
   nonisolated func changes() -> AsyncThrowingStream<BookingChange, any Error> {
     AsyncThrowingStream { $0.finish() }

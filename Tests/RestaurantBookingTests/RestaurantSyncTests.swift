@@ -190,8 +190,8 @@ struct RestaurantSyncTests {
     let live = try await repository.getAll()
     let replayed = try RestaurantQueries.all(in: store.replay().projection(RestaurantQueries.projection))
     #expect(live == replayed)
-    #expect(try await repository.get(id: uuid(50))?.name == "Newcomer")
-    #expect(try await repository.get(id: uuid(4)) == nil)
+    #expect(try await repository.restaurant(id: uuid(50))?.name == "Newcomer")
+    #expect(try await repository.restaurant(id: uuid(4)) == nil)
   }
 
   @Test("restaurants are listed by name, case-insensitively, then by id")

@@ -1,42 +1,15 @@
-import EventLog
 import Foundation
 
-/// A user, and the row the `users` projection stores (`Codable`: the binary coder stores it).
-struct User: Identifiable, Hashable, Codable, TableRow {
+/// A user, as the app sees them: a domain model. Not `Codable`: what is stored is the events
+/// (`UserEvents.swift`) and the `users` table's rows (`Users.swift`).
+struct User: Identifiable, Hashable, Sendable {
   var id: UUID
   var name: String
   var email: String
   var createdAt: Date
-}
 
-/// A user registered: the first event of the stream `user-<id>`.
-struct UserRegistered: EventPayload {
-  static let eventType = "UserRegistered"
-  var user: User
-}
-
-struct UserRenamed: EventPayload, Hashable {
-  static let eventType = "UserRenamed"
-  var id: UUID
-  var name: String
-}
-
-/// A user deleted: the last event of their stream.
-struct UserDeleted: EventPayload {
-  static let eventType = "UserDeleted"
-  var id: UUID
-}
-
-/// The users' read model: rows by ID, and an index by name (ignoring case, then by ID).
-enum Users {
-  static let byName = TableIndex<User>("by-name", .caseInsensitive(\.name))
-  static let projection = TableProjection<User>(
-    name: "users", version: 1, primaryKey: .uuid(\.id), indexes: [byName],
-    handlers: [
-      .create(UserRegistered.self) { $0.user },
-      .update(UserRenamed.self, key: \.id) { user, event in user.name = event.name },
-      .delete(UserDeleted.self, key: \.id),
-    ])
-
-  static func stream(_ id: UUID) -> StreamID { StreamID("user-\(id.lowercasedString)") }
+  /// A user for previews and tests.
+  static let sample = User(
+    id: UUID(uuidString: "0193A8E2-5C4B-7D10-9E2F-3A4B5C6D7E8F")!, name: "Ada Lovelace",
+    email: "ada@example.com", createdAt: Date(timeIntervalSince1970: 1_796_040_000))
 }

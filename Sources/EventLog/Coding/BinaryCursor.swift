@@ -4,7 +4,7 @@
   import Foundation
 #endif
 
-/// A read position in a ``BinaryEncoder`` encoding and the primitive reads of its format.
+/// A read position in a `BinaryEncoder` encoding and the primitive reads of its format.
 ///
 /// Shared by ``BinaryDecodingState`` (the `Codable` path) and ``BinaryReader`` (the fast path),
 /// so both check the same bounds and reject the same malformed input. Every read checks the

@@ -1,4 +1,4 @@
-/// The keyed decoding container of ``BinaryDecoder``: reads values in call order, ignoring the keys.
+/// The keyed decoding container of `BinaryDecoder`: reads values in call order, ignoring the keys.
 ///
 /// `contains(_:)` is always `true` and `allKeys` is always empty, because the format stores no keys.
 /// `decodeIfPresent` and `decodeNil(forKey:)` consume the optional tag byte written by the encoder.
@@ -218,7 +218,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
   }
 }
 
-/// The unkeyed decoding container of ``BinaryDecoder``: a 4-byte element count, then the elements.
+/// The unkeyed decoding container of `BinaryDecoder`: a 4-byte element count, then the elements.
 ///
 /// The count was read (and checked against the remaining bytes) when the container was created; `isAtEnd`
 /// and `count` come from it. `decodeNil()` consumes an optional tag byte; a `nil` counts as an element.
@@ -380,7 +380,7 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
   }
 }
 
-/// The single-value decoding container of ``BinaryDecoder``: reads one value with no framing.
+/// The single-value decoding container of `BinaryDecoder`: reads one value with no framing.
 ///
 /// `decodeNil()` consumes an optional tag byte (`0` → `true`, `1` → `false`). It cannot throw, so a bad
 /// tag or the end of the data is recorded in the decoder state, which makes the read that follows fail

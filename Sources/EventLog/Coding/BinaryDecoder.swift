@@ -1,6 +1,6 @@
-/// Decodes `Decodable` values from the positional binary format written by ``BinaryEncoder``.
+/// Decodes `Decodable` values from the positional binary format written by `BinaryEncoder`.
 ///
-/// The format is described in ``BinaryEncoder``; the type decoded must read the same sequence of items that
+/// The format is described in `BinaryEncoder`; the type decoded must read the same sequence of items that
 /// was written. The decoder is built for untrusted input: no sequence of bytes makes it crash, read out of
 /// bounds or allocate more than the input justifies. Lengths and element counts larger than the remaining
 /// bytes, varints longer than 10 bytes or not in shortest form, integers that do not fit the requested type,
@@ -10,7 +10,7 @@
 /// `"unexpected end of data at byte 17 while reading String"`).
 ///
 /// `BinaryDecoder` has no options and no state: one instance can be shared freely between tasks.
-public struct BinaryDecoder: Sendable {
+package struct BinaryDecoder: Sendable {
   /// Creates a decoder.
   public init() {}
 

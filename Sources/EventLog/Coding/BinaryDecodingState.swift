@@ -4,7 +4,7 @@
   import Foundation
 #endif
 
-/// The mutable state of one ``BinaryDecoder`` run: the input buffer, the read offset and the coding path.
+/// The mutable state of one `BinaryDecoder` run: the input buffer, the read offset and the coding path.
 ///
 /// It is the `Decoder` handed to `init(from:)`; the containers it vends are structs that point back at it
 /// and read from the same offset. Every read checks the remaining length first, so no input can make it

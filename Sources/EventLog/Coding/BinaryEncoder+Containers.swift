@@ -1,4 +1,4 @@
-/// The keyed encoding container of ``BinaryEncoder``: writes values in call order and no keys.
+/// The keyed encoding container of `BinaryEncoder`: writes values in call order and no keys.
 ///
 /// Every `encodeIfPresent` overload is implemented here: the protocol's default implementations write
 /// nothing for `nil` and the bare value otherwise, which a format without keys cannot tell apart. Each one
@@ -158,7 +158,7 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
   }
 }
 
-/// The unkeyed encoding container of ``BinaryEncoder``: a 4-byte element count, then the elements.
+/// The unkeyed encoding container of `BinaryEncoder`: a 4-byte element count, then the elements.
 ///
 /// The count is reserved (as zero) when the container is created and incremented in place for each
 /// element, so containers nested inside elements simply append after it.
@@ -299,7 +299,7 @@ struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer {
   }
 }
 
-/// The single-value encoding container of ``BinaryEncoder``: writes the value with no framing.
+/// The single-value encoding container of `BinaryEncoder`: writes the value with no framing.
 ///
 /// `encodeNil()` writes the absent tag `0`; the matching present tag `1` in front of an optional's value is
 /// written by the encoder when it meets an `Optional` in a generic `encode`.

@@ -2,7 +2,7 @@
 /// and projection rows.
 ///
 /// The format carries no field names, no type tags and no version: bytes can only be decoded (by
-/// ``BinaryDecoder``) as the type they were encoded from, or as a type whose `Codable` conformance reads the
+/// `BinaryDecoder`) as the type they were encoded from, or as a type whose `Codable` conformance reads the
 /// same sequence of items. This comment is the contract for bytes already on disk; changing anything below
 /// makes existing data unreadable.
 ///
@@ -54,7 +54,7 @@
 /// `03 01 01 61`: zigzag(-2) = 3, the present tag, the byte count 1, then `"a"`.
 ///
 /// `BinaryEncoder` has no options and no state: one instance can be shared freely between tasks.
-public struct BinaryEncoder: Sendable {
+package struct BinaryEncoder: Sendable {
   /// Creates an encoder.
   public init() {}
 

@@ -4,7 +4,7 @@
   import Foundation
 #endif
 
-/// The mutable state of one ``BinaryEncoder`` run: the output bytes and the current coding path.
+/// The mutable state of one `BinaryEncoder` run: the output bytes and the current coding path.
 ///
 /// It is the `Encoder` handed to `encode(to:)`; the containers it vends are structs that point back at
 /// it and append to the same byte array, so nesting costs no copies. One instance lives for the duration of

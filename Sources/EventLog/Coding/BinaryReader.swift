@@ -4,12 +4,12 @@
   import Foundation
 #endif
 
-/// Reads the values of one ``BinaryEncoder`` encoding field by field, in the order they were
+/// Reads the values of one `BinaryEncoder` encoding field by field, in the order they were
 /// written: the fast path for hot event types (``EventPayload/init(binary:)``).
 ///
 /// Synthesized `Codable` costs a few thousand instructions per event (keyed containers, coding
 /// paths, generic dispatch); reading the same bytes directly costs a few hundred. The bytes are
-/// those of ``BinaryEncoder``: a type that reads itself with a `BinaryReader` must read exactly
+/// those of `BinaryEncoder`: a type that reads itself with a `BinaryReader` must read exactly
 /// what its `Encodable` conformance writes, field by field, and a test should check both ways
 /// agree. The same bounds checks apply: no input makes a read crash or go out of bounds.
 public struct BinaryReader: ~Copyable {
@@ -21,7 +21,7 @@ public struct BinaryReader: ~Copyable {
     cursor = BinaryCursor(buffer: buffer)
   }
 
-  /// The error a top-level decode reports for `failure` (as ``BinaryDecoder`` does).
+  /// The error a top-level decode reports for `failure` (as `BinaryDecoder` does).
   private func fail(_ failure: BinaryReadFailure) -> DecodingError {
     .dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: failure.message))
   }

@@ -80,9 +80,9 @@ final class JSONNode {
 
   // MARK: - Parsing
 
-  /// Parses one JSON text, first validated by ``StrictJSON`` (RFC 8259, no duplicate keys, at
-  /// most ``StrictJSON/maximumDepth`` deep).
-  /// - Throws: ``StrictJSON/SyntaxError`` for text that is not valid JSON.
+  /// Parses one JSON text, first validated by `StrictJSON` (RFC 8259, no duplicate keys, at
+  /// most `StrictJSON.maximumDepth` deep).
+  /// - Throws: `StrictJSON.SyntaxError` for text that is not valid JSON.
   static func parse(_ data: Data) throws -> JSONNode {
     try StrictJSON.validate(data)
     return data.withUnsafeBytes { raw in
@@ -91,7 +91,7 @@ final class JSONNode {
     }
   }
 
-  /// A reader of text that ``StrictJSON`` accepted, so it meets no error.
+  /// A reader of text that `StrictJSON` accepted, so it meets no error.
   private struct Parser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0

@@ -2,7 +2,7 @@ import Foundation
 
 /// Renders an `Encodable` payload as the JSON of audit output and exports: keys sorted (bytewise,
 /// by their UTF-8), no white space, UUIDs in lower case, dates in ISO 8601 UTC with the exact
-/// fraction (``ISO8601/exactString(from:)``), `Data` in Base64, slashes not escaped.
+/// fraction (`ISO8601.exactString(from:)`), `Data` in Base64, slashes not escaped.
 ///
 /// A payload laid out by a recorded ``PayloadLayout`` renders to the same bytes
 /// (``JSONNode/render(into:)`` writes both).

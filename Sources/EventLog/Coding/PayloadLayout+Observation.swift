@@ -2,7 +2,7 @@ import Foundation
 
 extension PayloadLayout {
   /// The layout of `value`'s type as far as `value` shows it: an `Encoder` that follows the
-  /// value's `encode(to:)` as ``BinaryEncoder`` does and notes each field's name and kind
+  /// value's `encode(to:)` as `BinaryEncoder` does and notes each field's name and kind
   /// instead of writing bytes.
   ///
   /// Where the static type says it, a kind is known without a value: `String?` holding `nil` is
@@ -102,7 +102,7 @@ private final class LayoutObserver: Encoder {
     return PayloadLayoutError(path.isEmpty ? reason : "'\(path)': \(reason)")
   }
 
-  /// Notes `value`'s kind, handling what ``BinaryEncoder`` handles itself first.
+  /// Notes `value`'s kind, handling what `BinaryEncoder` handles itself first.
   func observe<T: Encodable>(_ value: T) throws {
     if let scalar = staticKind(of: T.self), scalar.isScalar {
       kind = scalar

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The field layout of a binary payload: the names and kinds of its fields, recursively, in the
-/// order ``BinaryEncoder`` writes them. With it, a payload's bytes render as the JSON its type
+/// order `BinaryEncoder` writes them. With it, a payload's bytes render as the JSON its type
 /// would render (``EventTypeRegistry/json(of:)``), and that JSON turns back into the same bytes,
 /// without the type's code.
 ///

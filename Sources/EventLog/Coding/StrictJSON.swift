@@ -11,7 +11,7 @@ import Foundation
 /// (`"\uD800"`), a duplicate key in an object (compared after unescaping), a number beyond the
 /// range of a `Double` (`1e400`), a byte order mark, and nesting deeper than
 /// ``maximumDepth``. It never recurses, so hostile nesting cannot overflow the stack.
-public enum StrictJSON {
+package enum StrictJSON {
   /// The deepest nesting of arrays and objects accepted.
   public static let maximumDepth = 512
 

@@ -6,7 +6,7 @@ extension Date {
 
   /// The date `microseconds` after 1970-01-01T00:00:00Z, as the log stores recorded-at times:
   /// the `Date` nearest to that instant (one rounding, from the exact microseconds since the
-  /// reference date), so that ``ISO8601/exactString(from:)`` shows at most six fraction digits.
+  /// reference date), so that `ISO8601.exactString(from:)` shows at most six fraction digits.
   public init(microsecondsSince1970 microseconds: Int64) {
     let (sinceReference, overflow) = microseconds.subtractingReportingOverflow(Self.referenceMicroseconds)
     if overflow {
@@ -18,7 +18,7 @@ extension Date {
 
   /// The microseconds since 1970-01-01T00:00:00Z, to the nearest: a date made by
   /// ``init(microsecondsSince1970:)`` comes back exact, and so does one parsed from
-  /// ``ISO8601/string(from:)``'s text.
+  /// `ISO8601.string(from:)`'s text.
   ///
   /// Computed from the whole seconds and the fraction of the reference-date interval (both
   /// exact), not by scaling the interval since 1970: past 2038 that product is a `Double` whose

@@ -3,7 +3,7 @@ import Foundation
 /// An event type: the stored contract of one kind of change.
 ///
 /// Adopt it with one small conformance; `Codable` is synthesized, and the payload is stored in
-/// the compact binary format of ``BinaryEncoder``:
+/// the compact binary format of `BinaryEncoder`:
 ///
 /// ```swift
 /// struct BookingDeleted: EventPayload {
@@ -31,7 +31,7 @@ public protocol EventPayload: Codable, Sendable {
   static func upcast(from schemaVersion: UInt16, payload: EncodedPayload) throws -> Self
   /// Reads a payload of the current ``schemaVersion``.
   ///
-  /// The default decodes through `Codable` with ``BinaryDecoder``. A type on a hot path (replay
+  /// The default decodes through `Codable` with `BinaryDecoder`. A type on a hot path (replay
   /// folds every event) may read its fields with the ``BinaryReader`` instead: the same bytes, in
   /// the order its `Encodable` conformance writes them, several times faster.
   init(binary reader: inout BinaryReader) throws
@@ -69,7 +69,7 @@ public struct EncodedPayload: Sendable {
     self.encoding = encoding
   }
 
-  /// Decodes the bytes as `type` (an older shape of the event): with ``BinaryDecoder``, or from
+  /// Decodes the bytes as `type` (an older shape of the event): with `BinaryDecoder`, or from
   /// JSON (dates in ISO 8601) for a JSON payload.
   /// - Throws: the decoder's error for bytes that are not `type`.
   public func decode<T: Decodable>(_ type: T.Type) throws -> T {

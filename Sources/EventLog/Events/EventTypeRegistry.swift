@@ -90,7 +90,7 @@ public struct EventTypeRegistry: Sendable {
 
   /// The payload of `event` as JSON, upcast to the current schema: keys sorted, no white space,
   /// UUIDs in lower case, dates in ISO 8601 with their exact fraction
-  /// (``ISO8601/exactString(from:)``).
+  /// (`ISO8601.exactString(from:)`).
   ///
   /// The keys are the payload type's coding keys: for a synthesized `Codable` conformance its
   /// stored properties' names exactly as declared (`bookingID`). ``payload(fromJSON:type:)``

@@ -7,7 +7,7 @@ import Foundation
 /// microsecond (an event's recorded-at) and for display; ``exactString(from:)`` with as many
 /// fraction digits as the date's `Double` needs, for dates inside payloads, which must come back
 /// bit for bit. ``date(from:)`` reads both exactly.
-public enum ISO8601 {
+package enum ISO8601 {
   /// Formats `date` in UTC with microseconds, dropping trailing zero fractions.
   ///
   /// Computed from the seconds since 1970 (the inverse of the parser's day count), not through

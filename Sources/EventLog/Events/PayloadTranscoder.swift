@@ -1,12 +1,12 @@
 import Foundation
 
-/// A payload rendered as JSON (``PayloadTranscoder/json(of:)``), and what rendered it.
-public struct PayloadJSON: Sendable, Hashable {
+/// A payload rendered as JSON (`PayloadTranscoder.json(of:)`), and what rendered it.
+package struct PayloadJSON: Sendable, Hashable {
   /// What rendered the JSON.
   public enum Form: Sendable, Hashable {
     /// The event type's own `Codable` conformance (this build registers it).
     case registered
-    /// A recorded layout (``RecordedLayout``): the same text the type would render.
+    /// A recorded layout (`RecordedLayout`): the same text the type would render.
     case layout
     /// The payload is stored as JSON (``PayloadEncoding/json``): its text as stored.
     case stored
@@ -16,7 +16,7 @@ public struct PayloadJSON: Sendable, Hashable {
   }
 
   /// The JSON text: keys sorted, no white space, UUIDs in lower case, dates in ISO 8601 UTC with
-  /// their exact fraction (``ISO8601/exactString(from:)``).
+  /// their exact fraction (`ISO8601.exactString(from:)`).
   public var json: Data
   /// The schema version whose shape the JSON has: the event's, except when this build's type
   /// upcast an older payload it has no layout for (then the type's current version).
@@ -33,7 +33,7 @@ public struct PayloadJSON: Sendable, Hashable {
 }
 
 /// Why a JSON payload does not become an event.
-public struct PayloadConversionError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
+package struct PayloadConversionError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
   /// What is wrong, naming the field, after "the payload": `does not fit BookingCreated: missing
   /// field 'date'`, `is not JSON: …`.
   public var reason: String
@@ -56,7 +56,7 @@ public struct PayloadConversionError: Error, Sendable, Hashable, CustomStringCon
 ///   `{"$binary": …}` object's bytes as they are, else the registered type at that schema
 ///   version, else the layout; else the event keeps its payload as JSON
 ///   (``PayloadEncoding/json``). Binary to JSON to binary gives the same bytes.
-public struct PayloadTranscoder: Sendable {
+package struct PayloadTranscoder: Sendable {
   /// The event types this build knows.
   public let eventTypes: EventTypeRegistry
   /// Every revision, by type and schema version, in revision order.
@@ -114,7 +114,7 @@ public struct PayloadTranscoder: Sendable {
   ///   - metadata: correlation, causation and origin.
   ///   - recordedAt: when it was first recorded.
   /// - Returns: the event.
-  /// - Throws: ``PayloadConversionError`` when the text is not JSON, or when the registered type
+  /// - Throws: `PayloadConversionError` when the text is not JSON, or when the registered type
   ///   or the layout does not read it (a missing field, a value of the wrong kind): the JSON
   ///   contradicts what this build knows of the type. A caller that stores such an event anyway
   ///   uses ``NewEvent/init(id:type:schemaVersion:jsonPayload:metadata:recordedAt:)``.
@@ -170,9 +170,9 @@ public struct PayloadTranscoder: Sendable {
   }
 
   /// The stored bytes of a payload rendered as `{"$binary": "<Base64>", "$schemaVersion": n}`
-  /// (``PayloadJSON/Form/binary``; the `$schemaVersion` key may be left out), or `nil` for any
+  /// (`PayloadJSON.Form.binary`; the `$schemaVersion` key may be left out), or `nil` for any
   /// other JSON.
-  /// - Throws: ``PayloadConversionError`` for such an object whose Base64 does not decode or whose
+  /// - Throws: `PayloadConversionError` for such an object whose Base64 does not decode or whose
   ///   schema version is not `schemaVersion`.
   static func binaryObject(_ json: Data, schemaVersion: UInt16) throws -> [UInt8]? {
     // Cheap first: a payload of an app's type has no key that starts with '$'.
@@ -195,7 +195,7 @@ public struct PayloadTranscoder: Sendable {
 
   /// A JSON payload in binary, by the registered type at `schemaVersion` or else by `layout`;
   /// `nil` when neither knows it.
-  /// - Throws: ``PayloadConversionError`` when the text is not JSON or the one that knows it does
+  /// - Throws: `PayloadConversionError` when the text is not JSON or the one that knows it does
   ///   not read it.
   static func binary(
     fromJSON json: Data, type: String, schemaVersion: UInt16, eventTypes: EventTypeRegistry,
@@ -249,7 +249,7 @@ extension NewEvent {
   /// type and schema version this store cannot encode in binary. The JSON is stored in its
   /// canonical form (keys sorted, no white space), the export's.
   ///
-  /// Prefer ``PayloadTranscoder/event(id:type:schemaVersion:payloadJSON:metadata:recordedAt:)``,
+  /// Prefer `PayloadTranscoder.event(id:type:schemaVersion:payloadJSON:metadata:recordedAt:)`,
   /// which stores the payload in binary whenever it can.
   /// - Parameters:
   ///   - id: the event's ID.
@@ -258,7 +258,7 @@ extension NewEvent {
   ///   - jsonPayload: the payload's JSON text.
   ///   - metadata: correlation, causation and origin.
   ///   - recordedAt: when it was first recorded.
-  /// - Throws: ``PayloadConversionError`` when the text is not JSON (RFC 8259, `StrictJSON`).
+  /// - Throws: `PayloadConversionError` when the text is not JSON (RFC 8259, `StrictJSON`).
   public init(
     id: UUID, type: String, schemaVersion: UInt16, jsonPayload: Data, metadata: EventMetadata,
     recordedAt: Date? = nil

@@ -18,7 +18,7 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
   public var recordedAt: Date
   /// Correlation, causation and origin.
   public var metadata: EventMetadata
-  /// The encoded payload: ``BinaryEncoder``'s bytes, or JSON text when ``payloadEncoding`` is
+  /// The encoded payload: `BinaryEncoder`'s bytes, or JSON text when ``payloadEncoding`` is
   /// ``PayloadEncoding/json``. Code that reads the bytes itself (a ``BinaryReader`` fast path)
   /// reads binary payloads only; ``decode(_:)`` reads both. The projections are only ever handed
   /// binary payloads: the store converts a JSON payload (with its event types or a recorded

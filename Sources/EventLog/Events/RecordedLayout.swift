@@ -9,7 +9,7 @@ import Foundation
 /// describe (a value in an optional that was always `nil` before, an element in an array that was
 /// always empty), the append that stores it records a new revision that describes more. The
 /// latest revision describes every payload an earlier one does.
-public struct RecordedLayout: Sendable, Hashable {
+package struct RecordedLayout: Sendable, Hashable {
   /// The event type.
   public var type: String
   /// The payload schema version it lays out.
@@ -42,7 +42,7 @@ public struct RecordedLayout: Sendable, Hashable {
 
   /// Reads a revision from an export line's `"layout"` value (``exportedJSON``), for the event
   /// of `type` and `schemaVersion` at `sequence` that carries it.
-  /// - Throws: ``RecordedLayout/FormatError`` naming what does not read.
+  /// - Throws: `RecordedLayout.FormatError` naming what does not read.
   public init(type: String, schemaVersion: UInt16, sequence: UInt64, exportedJSON: Data) throws {
     let node: JSONNode
     do {

@@ -24,7 +24,7 @@ import Synchronization
 /// `UUID.version7()` is the process's shared generator: IDs are increasing across threads in the
 /// order they are made. Make a generator of your own with a clock and random source of your
 /// choosing for deterministic IDs (tests, benchmark fixtures).
-public struct UUIDv7Generator: Sendable {
+package struct UUIDv7Generator: Sendable {
   /// The timestamp of the last ID (milliseconds since 1970, 48 bits).
   public private(set) var lastMilliseconds: UInt64 = 0
   /// The 74-bit counter of the last ID: `rand_a` (12 bits) above `rand_b` (62 bits).
@@ -118,7 +118,7 @@ extension UUID {
   /// A new UUID of version 7 (RFC 9562): the current Unix time in milliseconds, then random bits.
   ///
   /// IDs made in one process increase: within a millisecond, across threads, and when the system
-  /// clock steps back (``UUIDv7Generator``). Event IDs and the IDs of new bookings are made this
+  /// clock steps back (`UUIDv7Generator`). Event IDs and the IDs of new bookings are made this
   /// way, so that the ID index and the by-ID tables take new keys near their ends instead of at
   /// random pages.
   /// - Complexity: O(1); one lock, two reads of the system's random generator.

@@ -5,7 +5,7 @@ import LMDB
 ///
 /// Inside a transaction (the writer's, or the read transaction of a comparison) it reads there;
 /// a replay's fold thread holds none, and reads in a read transaction of its own. Not `Sendable`:
-/// it lives in the ``ProjectionState`` of one fold.
+/// it lives in the ``ProjectionWriter`` of one fold.
 final class LogReader {
   enum Source {
     /// The transaction the fold runs in.

@@ -18,7 +18,7 @@ final class MemoryTable {
   /// The slots and the arena, in one stored property without dynamic exclusivity checks (each
   /// costs a `swift_beginAccess` call). Unchecked is safe: every access is one call of a method
   /// below, which does not call back out except `withValue`, whose `body` must not change the
-  /// table (``ProjectionState/withValue(forKey:in:_:)`` says so), and a table is used by one
+  /// table (``ProjectionWriter/withValue(forKey:in:_:)`` says so), and a table is used by one
   /// thread at a time (replay's folding thread, then its owner).
   @exclusivity(unchecked) private var storage = Storage()
 
@@ -33,7 +33,7 @@ final class MemoryTable {
   /// A copy of the value stored under `key`, or `nil`.
   /// - Complexity: O(1) on average.
   func value(forKey key: [UInt8]) -> [UInt8]? {
-    key.withUnsafeBytes { key in storage.withValue(forKey: key) { ByteArray.copy($0) } }
+    key.withUnsafeBytes { key in storage.withValue(forKey: key) { ExactSizeBytes.copy($0) } }
   }
 
   /// Calls `body` with the value stored under `key`, or returns `nil` when there is none. The
@@ -248,7 +248,7 @@ final class MemoryTable {
       entries.reserveCapacity(count)
       for index in 0..<capacity where slots[index].hash != 0 {
         let slot = slots[index]
-        entries.append((ByteArray.copy(key(of: slot)), ByteArray.copy(value(of: slot))))
+        entries.append((ExactSizeBytes.copy(key(of: slot)), ExactSizeBytes.copy(value(of: slot))))
       }
       return entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }
     }

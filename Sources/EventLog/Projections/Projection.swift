@@ -2,7 +2,7 @@
 /// every append's write transaction.
 ///
 /// A projection declares the tables it owns and applies one event at a time to a
-/// ``ProjectionState``. The same `apply` serves the inline path (tables in LMDB, inside the
+/// ``ProjectionWriter``. The same `apply` serves the inline path (tables in LMDB, inside the
 /// append's transaction) and replay (tables in memory), so a replay rebuilds exactly what the
 /// live path built. `apply` must be deterministic: it may read only the event and its own tables.
 public protocol Projection: Sendable {
@@ -16,7 +16,7 @@ public protocol Projection: Sendable {
   var tables: [String] { get }
   /// Applies one event.
   /// - Throws: anything; the append that carried the event then fails and stores nothing.
-  func apply(_ event: RecordedEvent, to state: ProjectionState) throws
+  func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws
 }
 
 extension Projection {

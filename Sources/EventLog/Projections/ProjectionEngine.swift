@@ -8,9 +8,9 @@ enum ProjectionEngine {
   /// for every event is a reference, not a copy of the existential and the state.
   final class Target {
     let projection: any Projection
-    let state: ProjectionState
+    let state: ProjectionWriter
 
-    init(projection: any Projection, state: ProjectionState) {
+    init(projection: any Projection, state: ProjectionWriter) {
       self.projection = projection
       self.state = state
     }
@@ -24,7 +24,7 @@ enum ProjectionEngine {
     }
 
     private static func fold<P: Projection>(
-      _ events: UnsafeMutableBufferPointer<RecordedEvent>, into projection: P, state: ProjectionState
+      _ events: UnsafeMutableBufferPointer<RecordedEvent>, into projection: P, state: ProjectionWriter
     ) -> (sequence: UInt64, error: any Error)? {
       guard let base = events.baseAddress else { return nil }
       for index in events.indices {
@@ -146,7 +146,7 @@ enum ProjectionEngine {
   {
     var tables: [String: MemoryTable] = [:]
     for table in projection.tables { tables[table] = MemoryTable(name: table) }
-    let state = ProjectionState(projection: projection.name, backend: .memory(tables), log: log)
+    let state = ProjectionWriter(projection: projection.name, backend: .memory(tables), log: log)
     return (Target(projection: projection, state: state), tables)
   }
 

@@ -21,7 +21,7 @@ public struct ProgressReport: Sendable {
 
 /// Projections rebuilt from the log into memory, away from the live ones.
 ///
-/// Read them with ``projection(_:)`` (the same ``ProjectionView`` the live projections give),
+/// Read them with ``projection(_:)`` (the same ``ProjectionReader`` the live projections give),
 /// compare them with the live ones (``EventStore/firstDifference(from:)``) or swap them in
 /// (``EventStore/rebuildProjections(progress:)``). Memory is bounded by the projections' state,
 /// not by the log's length.
@@ -51,11 +51,11 @@ public final class ReplayResult {
   }
 
   /// The replayed tables of the projection named `name`.
-  public func projection(_ name: String) throws -> ProjectionView {
+  public func projection(_ name: String) throws -> ProjectionReader {
     guard let tables = tables[name] else {
       throw EventStoreError.invalidProjection("no projection named '\(name)' is registered")
     }
-    return ProjectionView(projection: name, backend: .memory(tables))
+    return ProjectionReader(projection: name, backend: .memory(tables))
   }
 
   /// Folds events `throughSequence + 1 ... last` from `txn` in.

@@ -179,8 +179,8 @@ enum RecordCodec {
     let type = try text(typeLength, "type name")
     let origin = try text(originLength, "origin")
     let payloadStart = offset
-    // A copy from the buffer (see `ByteArray`): the replay's reader makes one per event.
-    let payload = ByteArray.copy(
+    // A copy from the buffer (see `ExactSizeBytes`): the replay's reader makes one per event.
+    let payload = ExactSizeBytes.copy(
       UnsafeRawBufferPointer(rebasing: buffer[payloadStart..<payloadStart + payloadLength]))
     return RecordedEvent(
       sequence: sequence, id: id, stream: StreamID(stream), version: version, type: type,

@@ -5,7 +5,7 @@ extension EventStore {
   /// Every layout revision the environment recorded, by type, schema version and revision
   /// (none in an environment of an older format opened read-only).
   /// - Complexity: O(k) for k revisions.
-  public func layouts() throws -> [RecordedLayout] {
+  package func layouts() throws -> [RecordedLayout] {
     guard let database = schema.layouts else { return [] }
     return try storage { try environment.read { txn in try LayoutDatabase.all(in: txn, database: database) } }
   }
@@ -13,13 +13,13 @@ extension EventStore {
   /// A transcoder over this store's event types (``AppSchema/eventTypes``) and every layout the
   /// environment has recorded: the one `log --json`, `show` and `export` render payloads with.
   /// It sees the layouts recorded until now; take another to see later ones.
-  public func payloadTranscoder() throws -> PayloadTranscoder {
+  package func payloadTranscoder() throws -> PayloadTranscoder {
     PayloadTranscoder(eventTypes: appSchema.eventTypes, layouts: try layouts())
   }
 
   /// The payload of `event` (an event of this store) as JSON, by this store's event types or
-  /// the layout its environment recorded (``PayloadTranscoder/json(of:)``).
-  public func payloadJSON(of event: RecordedEvent) throws -> PayloadJSON {
+  /// the layout its environment recorded (`PayloadTranscoder.json(of:)`).
+  package func payloadJSON(of event: RecordedEvent) throws -> PayloadJSON {
     let key = LayoutKey(type: event.type, schemaVersion: event.schemaVersion)
     let layout = try storage { try environment.read { txn in try payloadForms.latestLayout(key, in: txn) } }
     return PayloadTranscoder.json(of: event, eventTypes: appSchema.eventTypes, layout: layout?.layout)
@@ -27,7 +27,7 @@ extension EventStore {
 
   /// The event to ingest for a payload that comes as JSON (a server's row): binary when this
   /// store's event types or a layout its environment recorded read it, else kept as JSON
-  /// (``PayloadTranscoder/event(id:type:schemaVersion:payloadJSON:metadata:recordedAt:)``).
+  /// (`PayloadTranscoder.event(id:type:schemaVersion:payloadJSON:metadata:recordedAt:)`).
   /// - Parameters:
   ///   - id: the event's ID.
   ///   - type: its type name.
@@ -36,9 +36,9 @@ extension EventStore {
   ///   - metadata: correlation, causation and origin.
   ///   - recordedAt: when it was first recorded.
   /// - Returns: the event.
-  /// - Throws: ``PayloadConversionError`` when the text is not JSON or contradicts the type or
+  /// - Throws: `PayloadConversionError` when the text is not JSON or contradicts the type or
   ///   layout that knows it.
-  public func event(
+  package func event(
     id: UUID, type: String, schemaVersion: UInt16, payloadJSON: Data, metadata: EventMetadata,
     recordedAt: Date?
   ) throws -> NewEvent {

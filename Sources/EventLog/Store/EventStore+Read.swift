@@ -180,7 +180,7 @@ public final class StoreSnapshot {
 
   /// The tables of the projection named `name`.
   /// - Throws: ``EventStoreError/invalidProjection(_:)`` when no such projection is registered.
-  public func projection(_ name: String) throws -> ProjectionView {
+  public func projection(_ name: String) throws -> ProjectionReader {
     guard let databases = store.projectionDatabases[name] else {
       if store.absentProjections.contains(name) {
         throw EventStoreError.invalidProjection(
@@ -189,7 +189,7 @@ public final class StoreSnapshot {
       }
       throw EventStoreError.invalidProjection("no projection named '\(name)' is registered")
     }
-    return ProjectionView(
+    return ProjectionReader(
       projection: name, backend: .lmdb(transaction, databases), rowDatesSince1970: store.rowDatesSince1970)
   }
 

@@ -13,7 +13,7 @@ extension EventStore {
   ///
   /// ```swift
   /// try await store.append(to: Users.stream(id)) { _ in
-  ///   guard try await get(id: id) != nil else { throw UserError.unknownUser(id) }
+  ///   guard try await user(id: id) != nil else { throw UserError.unknownUser(id) }
   ///   return [try NewEvent(UserRenamed(id: id, name: name))]
   /// }
   /// ```

@@ -31,7 +31,7 @@ public struct VerificationReport: Sendable, Hashable {
   /// (or schema versions) its schema does not read. Not problems.
   public var uncheckedEvents: [UncheckedEvents] = []
   /// Whether nothing is wrong.
-  public var ok: Bool { problems.isEmpty }
+  public var isClean: Bool { problems.isEmpty }
   /// Whether everything was checked: nothing is in ``uncheckedProjections`` or ``uncheckedEvents``.
   public var isComplete: Bool { uncheckedProjections.isEmpty && uncheckedEvents.isEmpty }
 }

@@ -64,7 +64,7 @@ struct WriteBatch {
       ? nil : LogReader(.transaction(txn), schema: store.schema, payloads: store.payloadForms)
     for (projection, checkpoint) in zip(store.projections, storedCheckpoints) {
       let databases = store.projectionDatabases[projection.name] ?? [:]
-      let state = ProjectionState(projection: projection.name, backend: .lmdb(txn, databases), log: log)
+      let state = ProjectionWriter(projection: projection.name, backend: .lmdb(txn, databases), log: log)
       let target = ProjectionEngine.Target(projection: projection, state: state)
       if let checkpoint, checkpoint.version == projection.version, checkpoint.isFollowingHead {
         // Up to date.

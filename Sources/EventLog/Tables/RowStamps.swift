@@ -100,7 +100,7 @@ enum RowStamps {
   /// place in a replay's tables).
   static func store(
     latest: Stamp, stream: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer,
-    in state: ProjectionState,
+    in state: ProjectionWriter,
     table: String
   ) throws {
     try withUnsafeTemporaryAllocation(byteCount: Stamp.size + 2 + stream.count, alignment: 8) { buffer in
@@ -123,7 +123,7 @@ enum RowStamps {
   /// - Throws: ``TableError/invalidKey(projection:table:length:)``, storage errors.
   @usableFromInline
   static func arrival(
-    of event: RecordedEvent, key: UnsafeRawBufferPointer, state: ProjectionState, projection: String
+    of event: RecordedEvent, key: UnsafeRawBufferPointer, state: ProjectionWriter, projection: String
   ) throws -> RowArrival {
     let table = Self.table
     try TableEngine.checkKey(key, table: table, projection: projection)

@@ -65,7 +65,7 @@ enum TableEngine {
   static func store(
     _ row: UnsafeRawBufferPointer, primaryKey: UnsafeRawBufferPointer,
     newKey: (Int, inout KeyBuilder) throws -> Void, oldEntries known: [[UInt8]]?,
-    state: Lent<ProjectionState>,
+    state: Lent<ProjectionWriter>,
     layout: Lent<TableLayout>
   ) throws {
     try layout.use { layout in
@@ -82,7 +82,7 @@ enum TableEngine {
     _ row: UnsafeRawBufferPointer, primaryKey: UnsafeRawBufferPointer,
     indexes: UnsafeBufferPointer<IndexLayout>,
     newKey: (Int, inout KeyBuilder) throws -> Void, oldEntries known: [[UInt8]]?,
-    state: Lent<ProjectionState>,
+    state: Lent<ProjectionWriter>,
     rowTable: String, layout: TableLayout
   ) throws {
     let projection = layout.projection
@@ -142,7 +142,7 @@ enum TableEngine {
   /// Stores a row given as bytes, its index keys read from it by each index's fast path.
   @usableFromInline
   static func store(
-    encoded row: UnsafeRawBufferPointer, primaryKey: UnsafeRawBufferPointer, state: Lent<ProjectionState>,
+    encoded row: UnsafeRawBufferPointer, primaryKey: UnsafeRawBufferPointer, state: Lent<ProjectionWriter>,
     layout: Lent<TableLayout>
   ) throws {
     try layout.use { layout in
@@ -165,7 +165,7 @@ enum TableEngine {
   /// - Returns: whether there was a row.
   @usableFromInline
   static func delete(
-    primaryKey: UnsafeRawBufferPointer, state: Lent<ProjectionState>, layout: Lent<TableLayout>
+    primaryKey: UnsafeRawBufferPointer, state: Lent<ProjectionWriter>, layout: Lent<TableLayout>
   ) throws -> Bool {
     try layout.use { layout in
       try checkKey(primaryKey, table: layout.rowTable, projection: layout.projection)
@@ -179,7 +179,7 @@ enum TableEngine {
 
   private static func delete(
     primaryKey: UnsafeRawBufferPointer, indexes: UnsafeBufferPointer<IndexLayout>,
-    state: Lent<ProjectionState>,
+    state: Lent<ProjectionWriter>,
     rowTable: String, projection: String
   ) throws -> Bool {
     if indexes.isEmpty { return try state.use { try $0.delete(forKey: primaryKey, in: rowTable) } }
@@ -256,7 +256,7 @@ enum TableEngine {
   /// end) or the primary key.
   private static func putEntry(
     _ entry: UnsafeRawBufferPointer, index: borrowing IndexLayout, row: UnsafeRawBufferPointer,
-    primaryKey: UnsafeRawBufferPointer, fixedWidth: Bool, _ state: Lent<ProjectionState>
+    primaryKey: UnsafeRawBufferPointer, fixedWidth: Bool, _ state: Lent<ProjectionWriter>
   ) throws {
     let value =
       index.storesRows ? row : fixedWidth ? UnsafeRawBufferPointer(rebasing: primaryKey[0..<0]) : primaryKey

@@ -5,8 +5,8 @@ import Foundation
 ///
 /// ```swift
 /// handlers: [
-///   .create(UserRegistered.self) { User(id: $0.userID, name: $0.name, email: $0.email, createdAt: $0.createdAt) },
-///   .update(UserRenamed.self, key: \.userID) { user, event in user.name = event.name },
+///   .create(UserRegistered.self) { UserRow(id: $0.userID, name: $0.name, email: $0.email, createdAt: $0.createdAt) },
+///   .update(UserRenamed.self, key: \.userID) { row, event in row.name = event.name },
 ///   .delete(UserDeleted.self, key: \.userID),
 /// ]
 /// ```
@@ -87,7 +87,7 @@ public struct TableHandler<Row: TableRow>: Sendable {
   /// - Returns: the handler.
   @inlinable
   public static func update<E: EventPayload>(
-    _ type: E.Type, key: @escaping @Sendable (E) -> TableKey, ifMissing: MissingRow<E> = .fail,
+    _ type: E.Type, key: @escaping @Sendable (E) -> TableKey, ifMissing: MissingRowPolicy<E> = .fail,
     _ change: @escaping @Sendable (inout Row, E) throws -> Void
   ) -> TableHandler {
     TableHandler(
@@ -120,7 +120,7 @@ public struct TableHandler<Row: TableRow>: Sendable {
   /// Changes the row whose UUID primary key `key` gives with `change`.
   @inlinable
   public static func update<E: EventPayload>(
-    _ type: E.Type, key: @escaping @Sendable (E) -> UUID, ifMissing: MissingRow<E> = .fail,
+    _ type: E.Type, key: @escaping @Sendable (E) -> UUID, ifMissing: MissingRowPolicy<E> = .fail,
     _ change: @escaping @Sendable (inout Row, E) throws -> Void
   ) -> TableHandler {
     update(type, key: { TableKey.uuid(key($0)) }, ifMissing: ifMissing, change)
@@ -165,7 +165,7 @@ enum RowEffect<Row: TableRow> {
 }
 
 /// What an update for a key without a row does.
-public enum MissingRow<E>: Sendable {
+public enum MissingRowPolicy<E>: Sendable {
   /// Fails the event with ``TableError/missingRow(projection:key:)``.
   case fail
   /// Fails the event with the error made of it.

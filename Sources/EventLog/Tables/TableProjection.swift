@@ -4,12 +4,12 @@
 /// row by key, every row in an index's order, a range or a prefix of an index, and counts.
 ///
 /// ```swift
-/// let users = TableProjection<User>(
+/// let users = TableProjection<UserRow>(
 ///   name: "users", version: 1, primaryKey: .uuid(\.id),
 ///   indexes: [TableIndex("by-name", .caseInsensitive(\.name))],
 ///   handlers: [
-///     .create(UserRegistered.self) { User(id: $0.userID, name: $0.name, email: $0.email, createdAt: $0.createdAt) },
-///     .update(UserRenamed.self, key: \.userID) { user, event in user.name = event.name },
+///     .create(UserRegistered.self) { UserRow(id: $0.userID, name: $0.name, email: $0.email, createdAt: $0.createdAt) },
+///     .update(UserRenamed.self, key: \.userID) { row, event in row.name = event.name },
 ///     .delete(UserDeleted.self, key: \.userID),
 ///   ])
 /// let store = try EventStore(path: path, projections: [users])
@@ -117,7 +117,7 @@ public struct TableProjection<Row: TableRow>: Projection {
   /// - Throws: what the hook or the handler throws, ``TableError`` among them; the append that
   ///   carried the event then fails and stores nothing.
   @inlinable
-  public func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+  public func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
     let writer = TableWriter(state: state, schema: schema)
     if let hook = schema.hook, try hook(event, writer) == .done { return }
     let type = event.type
@@ -137,7 +137,7 @@ public struct TableProjection<Row: TableRow>: Projection {
 
   /// A reader of the rows in `view` (a view of this projection, live or replayed).
   @inlinable
-  public func reader(_ view: ProjectionView) -> TableReader<Row> { TableReader(view: view, schema: schema) }
+  public func reader(_ view: ProjectionReader) -> TableReader<Row> { TableReader(view: view, schema: schema) }
 
   /// A reader of the live rows in `snapshot`.
   @inlinable

@@ -1,4 +1,4 @@
-/// Reads a ``TableProjection``'s rows from a ``ProjectionView``, live or replayed alike: one row by
+/// Reads a ``TableProjection``'s rows from a ``ProjectionReader``, live or replayed alike: one row by
 /// key, every row in primary-key or an index's order, a range or a prefix of an index, counts.
 ///
 /// Ranges compare an index's key (without the primary key its entries end in) bytewise: `from`
@@ -9,11 +9,11 @@
 /// closure that received the view.
 public struct TableReader<Row: TableRow> {
   /// The projection's tables.
-  public let view: ProjectionView
+  public let view: ProjectionReader
   @usableFromInline let schema: TableSchema<Row>
 
   @inlinable
-  init(view: ProjectionView, schema: TableSchema<Row>) {
+  init(view: ProjectionReader, schema: TableSchema<Row>) {
     self.view = view
     self.schema = schema
   }

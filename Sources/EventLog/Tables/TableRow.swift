@@ -1,7 +1,7 @@
 /// A row of a ``TableProjection``: how it is stored.
 ///
 /// A `Codable` row needs nothing more: it is stored in the package's binary format
-/// (``BinaryEncoder``, positional, so a new field changes the layout; raise the projection's
+/// (`BinaryEncoder`, positional, so a new field changes the layout; raise the projection's
 /// version then, and it is rebuilt on open).
 ///
 /// ```swift
@@ -52,12 +52,12 @@ extension TableRow {
 }
 
 extension TableRow where Self: Codable {
-  /// Writes the row in ``BinaryEncoder``'s format.
+  /// Writes the row in `BinaryEncoder`'s format.
   public func write(to writer: inout RowWriter) throws {
     writer.bytes(try BinaryEncoder().encode(self))
   }
 
-  /// Reads a row in ``BinaryDecoder``'s format: the rest of the bytes.
+  /// Reads a row in `BinaryDecoder`'s format: the rest of the bytes.
   public init(from reader: inout RowReader) throws {
     let bytes = reader.remaining
     self = try BinaryDecoder().decode(Self.self, from: bytes)

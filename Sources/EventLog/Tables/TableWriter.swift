@@ -1,34 +1,34 @@
 /// A ``TableProjection``'s rows as its handlers and its hook change them, inside the append's
 /// transaction or in a replay: every put, replace and delete keeps every index in step.
 ///
-/// Valid only during the `apply` call that made it, like the ``ProjectionState`` it wraps.
+/// Valid only during the `apply` call that made it, like the ``ProjectionWriter`` it wraps.
 public struct TableWriter<Row: TableRow> {
   /// The projection's tables and schema, lent by the `apply` call that made the writer and not
   /// retained (``Lent``): the writer is valid only during that call, whose caller holds the state
   /// and whose projection holds the schema, and it is not `Sendable`.
-  @usableFromInline let lentState: Lent<ProjectionState>
+  @usableFromInline let lentState: Lent<ProjectionWriter>
   @usableFromInline let lentSchema: Lent<TableSchema<Row>>
 
   @inlinable
-  init(state: ProjectionState, schema: TableSchema<Row>) {
+  init(state: ProjectionWriter, schema: TableSchema<Row>) {
     lentState = Lent(state)
     lentSchema = Lent(schema)
   }
 
   /// The projection's tables, for a hook's work on its extra tables. Writing the row table or an
   /// index directly would leave them out of step: use the writer's methods for those.
-  @inlinable public var state: ProjectionState { lentState.use { $0 } }
+  @inlinable public var state: ProjectionWriter { lentState.use { $0 } }
 
   /// Calls `body` with the projection's tables, lent without a retain: for a measured fast path
   /// in a hook that writes a row and its index entries itself, exactly as the engine would (the
   /// row under its primary key in the row table; in each index, the index's key then the primary
   /// key). Nothing checks that it does: a test should build the tables both ways and compare them.
   @inlinable
-  public func withState<R>(_ body: (ProjectionState) throws -> R) rethrows -> R { try lentState.use(body) }
+  public func withState<R>(_ body: (ProjectionWriter) throws -> R) rethrows -> R { try lentState.use(body) }
 
   /// Calls `body` with the state and the schema, lent without a retain.
   @inlinable
-  func withParts<R>(_ body: (ProjectionState, TableSchema<Row>) throws -> R) rethrows -> R {
+  func withParts<R>(_ body: (ProjectionWriter, TableSchema<Row>) throws -> R) rethrows -> R {
     try lentState.use { state in try lentSchema.use { schema in try body(state, schema) } }
   }
 

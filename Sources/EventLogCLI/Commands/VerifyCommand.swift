@@ -55,11 +55,11 @@ struct VerifyCommand: CLICommand {
       ])
       context.console.print(
         JSONValue.object([
-          ("ok", .bool(report.ok)), ("events", .uint(report.events)), ("problems", .array(problems)),
+          ("ok", .bool(report.isClean)), ("events", .uint(report.events)), ("problems", .array(problems)),
           ("skipped", .array(skipped)), ("unchecked", unchecked),
         ])
         .rendered())
-    } else if report.ok {
+    } else if report.isClean {
       if report.isComplete {
         context.console.print("OK: \(report.events) events verified; projections match a replay.")
       } else {
@@ -91,7 +91,7 @@ struct VerifyCommand: CLICommand {
         Self.printUnchecked(report, to: context.console)
       }
     }
-    if !report.ok {
+    if !report.isClean {
       let first = report.problems[0]
       throw CommandFailure(
         "verify found \(report.problems.count) problem(s); the first: \(first)")

@@ -7,7 +7,7 @@ import Foundation
 /// `"skipped": {"kind", "reason"}` on the line of an event the projections skip as invalid or
 /// refused (so that `import` restores it skipped: what a pull kept, a backup keeps).
 ///
-/// The payload is rendered by a ``PayloadTranscoder`` (keys sorted): by the event type registry
+/// The payload is rendered by a `PayloadTranscoder` (keys sorted): by the event type registry
 /// when this build knows the type, else by the layout the environment recorded, with the same
 /// bytes; an event neither knows is rendered as `{"$binary": base64, "$schemaVersion": n}` so
 /// that `import` can restore it unchanged. The layout revisions travel with the export (on the
@@ -84,7 +84,7 @@ enum EventJSON {
   ///
   /// UUIDs are read in either case, and a stream's name as ``StreamNames/stored`` reads it. A
   /// line's `"layout"` is added to `payloads` before its payload is read, so that the payloads of
-  /// a type this build does not know become binary again (``PayloadTranscoder``); one that
+  /// a type this build does not know become binary again (`PayloadTranscoder`); one that
   /// neither the types nor a layout read is kept as JSON (``PayloadEncoding/json``).
   /// - Parameters:
   ///   - line: the line, without its newline.

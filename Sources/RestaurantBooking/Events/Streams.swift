@@ -18,39 +18,14 @@ public enum RestaurantBookingStreams {
   /// The prefix of every booking stream.
   public static let bookingPrefix = "booking-"
 
-  private static let hexDigits: [UInt8] = Array("0123456789ABCDEF".utf8)
-  private static let bookingPrefixBytes: [UInt8] = Array(bookingPrefix.utf8)
-
   /// The stream of the booking `id`: `booking-<UUID>` (upper-case UUID, as `uuidString`).
   ///
   /// That is the stored spelling, which logs written so far hold and other devices push, so it
   /// stays; outputs show the UUID in lower case (``displayName(of:)``), and ``stream(named:)``
   /// reads a booking stream's name back in either case.
   public static func booking(_ id: UUID) -> StreamID {
-    // Written digit by digit: `uuidString` formats through `snprintf` on Linux, a few percent of
-    // a batched append's time.
-    let hex = hexDigits
-    let prefix = bookingPrefixBytes
-    let text = withUnsafeBytes(of: id.uuid) { bytes in
-      String(unsafeUninitializedCapacity: prefix.count + 36) { buffer in
-        var at = 0
-        for byte in prefix {
-          buffer[at] = byte
-          at += 1
-        }
-        for index in 0..<16 {
-          if index == 4 || index == 6 || index == 8 || index == 10 {
-            buffer[at] = UInt8(ascii: "-")
-            at += 1
-          }
-          buffer[at] = hex[Int(bytes[index] >> 4)]
-          buffer[at + 1] = hex[Int(bytes[index] & 0x0F)]
-          at += 2
-        }
-        return at
-      }
-    }
-    return StreamID(text)
+    // `bookingPrefix + id.uuidString`, written by a measured fast path (FastPaths/BookingStreamName.swift).
+    StreamID(bookingStreamName(of: id))
   }
 
   /// How `stream` is shown: a booking stream with its UUID in lower case, as every output writes
@@ -69,7 +44,7 @@ public enum RestaurantBookingStreams {
 
   /// The booking ID of a booking stream's name (its UUID in either case), or `nil`.
   static func bookingID(of name: String) -> UUID? {
-    guard name.utf8.count == bookingPrefixBytes.count + 36, name.hasPrefix(bookingPrefix) else { return nil }
-    return UUID(uuidString: String(name.utf8.dropFirst(bookingPrefixBytes.count)) ?? "")
+    guard name.utf8.count == bookingPrefix.utf8.count + 36, name.hasPrefix(bookingPrefix) else { return nil }
+    return UUID(uuidString: String(name.utf8.dropFirst(bookingPrefix.utf8.count)) ?? "")
   }
 }

@@ -10,7 +10,7 @@ public enum BookingQueries {
   /// - Throws: `TableError/danglingIndexEntry(projection:index:key:)` when the index names a
   ///   booking that is not stored (a damaged projection; `verify` reports it too).
   /// - Complexity: O(n log n): one sequential scan of the index and a lookup by ID per booking.
-  public static func all(in view: ProjectionView) throws -> [Booking] {
+  public static func all(in view: ProjectionReader) throws -> [Booking] {
     let reader = BookingsProjection.table.reader(view)
     var result: [Booking] = []
     result.reserveCapacity(try reader.count())
@@ -23,13 +23,13 @@ public enum BookingQueries {
 
   /// The booking `id`, or `nil` (never created, or deleted).
   /// - Complexity: O(log n).
-  public static func booking(id: UUID, in view: ProjectionView) throws -> Booking? {
+  public static func booking(id: UUID, in view: ProjectionReader) throws -> Booking? {
     try BookingsProjection.table.reader(view).row(forKey: .uuid(id))?.booking
   }
 
   /// The number of bookings.
   /// - Complexity: O(1).
-  public static func count(in view: ProjectionView) throws -> Int {
+  public static func count(in view: ProjectionReader) throws -> Int {
     try BookingsProjection.table.reader(view).count()
   }
 }

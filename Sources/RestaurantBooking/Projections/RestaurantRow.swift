@@ -33,12 +33,5 @@ struct RestaurantRow: TableRow, Hashable {
     writer.string(cuisine)
   }
 
-  init(_ bytes: UnsafeRawBufferPointer) throws { try self.init(storedBytes: bytes) }
-
-  init(_ bytes: [UInt8]) throws { self = try bytes.withUnsafeBytes { try RestaurantRow($0) } }
-
-  /// The stored bytes.
-  var bytes: [UInt8] { (try? withStoredBytes { Array($0) }) ?? [] }
-
   var restaurant: Restaurant { Restaurant(id: id, name: name, cuisine: Cuisine(rawValue: cuisine)) }
 }

@@ -51,9 +51,7 @@ public struct RestaurantsProjection: Projection {
     let catalog = RestaurantBookingStreams.catalog.rawValue
     // Nine events in ten are bookings: the lengths rule most streams out without reading them.
     if stream.utf8.count == catalog.utf8.count, stream == catalog {
-      try withUnsafeBytes(of: event.version.bigEndian) { version in
-        try catalogVersionKey.withUnsafeBytes { try table.state.put(version, forKey: $0, in: meta) }
-      }
+      try table.state.put(ProjectionKeys.uint64(event.version), forKey: catalogVersionKey, in: meta)
     }
     return .applyHandlers
   }
@@ -76,7 +74,7 @@ public struct RestaurantsProjection: Projection {
   ///   - event: the event to fold; events of other types change nothing.
   ///   - state: the projection's tables.
   /// - Throws: what the table projection throws; the append that carried the event then fails.
-  public func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+  public func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
     try projection.apply(event, to: state)
   }
 }

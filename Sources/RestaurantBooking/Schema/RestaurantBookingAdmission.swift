@@ -33,6 +33,7 @@ public struct RestaurantBookingAdmission: EventAdmission {
   /// - Parameter event: the stored event.
   /// - Returns: the event's verdict, with the reason when it is not admitted.
   public func verdict(for event: RecordedEvent) -> EventVerdict {
+    // A measured fast path for half the events of a pull (FastPaths/RestaurantBookingAdmission+Bytes.swift).
     if event.type == BookingCreated.eventType, event.schemaVersion == BookingCreated.schemaVersion,
       registry.schemaVersion(of: BookingCreated.eventType) == BookingCreated.schemaVersion,
       let verdict = Self.bookingCreatedVerdict(event)
@@ -50,43 +51,8 @@ public struct RestaurantBookingAdmission: EventAdmission {
     return .admitted
   }
 
-  /// The verdict on a `BookingCreated` of the current schema read on its bytes, as
-  /// `BookingCreated(binary:)` reads them (UTF-8 checked), without creating its strings: half the
-  /// events of a pull are these, and decoding them was most of admission's time (`Docs/Benchmarks.md`,
-  /// finding 6). `nil` when the payload does not read: the registry's path then says why, in its
-  /// words. `AdmissionTests` checks the two paths agree.
-  private static func bookingCreatedVerdict(_ event: RecordedEvent) -> EventVerdict? {
-    event.payload.withUnsafeBytes { bytes -> EventVerdict? in
-      var reader = BinaryReader(bytes)
-      guard let bookingID = try? reader.uuid(), (try? reader.uuid()) != nil,
-        let restaurantName = try? reader.stringBytes(), let date = try? reader.date(),
-        let partySize = try? reader.int(), let customerName = try? reader.stringBytes(),
-        (try? reader.optional({ try $0.stringBytes() })) != nil, let createdAt = try? reader.date(),
-        (try? reader.finish()) != nil
-      else { return nil }
-      let reason = createdRule(
-        event, bookingID: bookingID, partySize: partySize, customerNameIsBlank: blank(utf8: customerName),
-        restaurantNameIsBlank: blank(utf8: restaurantName), date: date, createdAt: createdAt)
-      return reason.map { .invalid(reason: $0) } ?? .admitted
-    }
-  }
-
-  /// ``blank(_:)`` of well-formed UTF-8 bytes: ASCII answered byte by byte, anything else by the
-  /// trim.
-  private static func blank(utf8 bytes: UnsafeRawBufferPointer) -> Bool {
-    for byte in bytes {
-      switch byte {
-      case 0x09...0x0D, 0x20: continue
-      case 0x80...:
-        return String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
-      default: return false  // a character that is not white space: not blank
-      }
-    }
-    return true
-  }
-
   /// The first rule a `BookingCreated` of these fields breaks on `event`'s stream, or `nil`.
-  private static func createdRule(
+  static func createdRule(
     _ event: RecordedEvent, bookingID: UUID, partySize: Int, customerNameIsBlank: Bool,
     restaurantNameIsBlank: Bool, date: Date, createdAt: Date
   ) -> String? {
@@ -102,16 +68,6 @@ public struct RestaurantBookingAdmission: EventAdmission {
       return "the BookingCreated has a date that is not a real date"
     }
     return nil
-  }
-
-  /// Whether `text` is empty or only white space, as `BookingRules` decides it for commands
-  /// (`trimmingCharacters(in: .whitespacesAndNewlines)`). ASCII is answered byte by byte: the
-  /// trim goes through `NSString` on Linux and was two thirds of admission's time in a pull
-  /// (`Docs/Benchmarks.md`, finding 6). Past ASCII the trim itself decides, since Foundation's set
-  /// is not Unicode's White_Space (it trims U+200B, for one).
-  static func blank(_ text: String) -> Bool {
-    var text = text
-    return text.withUTF8 { blank(utf8: UnsafeRawBufferPointer($0)) }
   }
 
   /// The first rule `payload` (the decoded payload of `event`) breaks, or `nil`.

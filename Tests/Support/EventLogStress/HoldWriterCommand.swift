@@ -40,7 +40,7 @@ struct HoldingProjection: Projection {
   let version: UInt32 = 1
   let tables = ["held"]
 
-  func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+  func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
     guard event.type == Self.eventType else { return }
     Output.line("holding \(event.sequence - 1)")
     while true { sleep(3_600) }

@@ -144,7 +144,7 @@ func run(_ invocation: Invocation) async throws {
   case "check":
     var problems: [String] = []
     let report = try store.verify()
-    if !report.ok { problems += report.problems.map { "verify: \($0)" } }
+    if !report.isClean { problems += report.problems.map { "verify: \($0)" } }
     if let difference = try store.firstDifference(from: store.replay()) {
       problems.append("replay: \(difference)")
     }

@@ -2,15 +2,11 @@ import EventLog
 import EventLogCLI
 import Foundation
 
-extension AppSchema {
-  /// The users app: the `User` entity alone, its streams `user-<id>` shared between devices.
-  static let users = AppSchema(
-    name: "users", eventTypes: [UserRegistered.self, UserRenamed.self, UserDeleted.self],
-    projections: [Users.projection], replicatedStreams: StreamSelection(prefixes: ["user-"]))
-}
-
 /// The users app's commands: `users create|rename|delete|list`, and the users of `replay`.
 struct UserCommands: EventLogPlugin {
+  /// The user repository over a store, made by the composition root (`main.swift`).
+  let repository: @Sendable (EventStore) -> any UserRepository
+
   var groups: [CommandGroup] {
     [
       CommandGroup(
@@ -22,7 +18,7 @@ struct UserCommands: EventLogPlugin {
   }
 
   func replayedState(_ replay: ReplayResult) throws -> [ReplayedState] {
-    let users = try Users.projection.reader(in: replay).rows(in: Users.byName)
+    let users = try Users.projection.reader(in: replay).rows(in: Users.byName).map(User.init)
     return [ReplayedState(name: "users", json: .array(users.map(Self.json)), text: Self.table(users))]
   }
 
@@ -63,7 +59,7 @@ struct UsersCreateCommand: CLICommand {
   var json: Bool
 
   func run(_ context: CommandContext) async throws {
-    let users = EventSourcedUserRepository(store: try context.openStore(.create))
+    let users = try context.plugin(UserCommands.self).repository(try context.openStore(.create))
     do {
       let user = try await users.create(name: name, email: email)
       context.console.print(
@@ -84,7 +80,7 @@ struct UsersRenameCommand: CLICommand {
   var name: String
 
   func run(_ context: CommandContext) async throws {
-    let users = EventSourcedUserRepository(store: try context.openStore(.write))
+    let users = try context.plugin(UserCommands.self).repository(try context.openStore(.write))
     do {
       try await users.rename(id: id, to: name)
     } catch let error as UserError {
@@ -102,7 +98,7 @@ struct UsersDeleteCommand: CLICommand {
   var id: UUID
 
   func run(_ context: CommandContext) async throws {
-    let users = EventSourcedUserRepository(store: try context.openStore(.write))
+    let users = try context.plugin(UserCommands.self).repository(try context.openStore(.write))
     do {
       try await users.delete(id: id)
     } catch let error as UserError {
@@ -121,7 +117,7 @@ struct UsersListCommand: CLICommand {
   var json: Bool
 
   func run(_ context: CommandContext) async throws {
-    let users = try await EventSourcedUserRepository(store: try context.openStore(.read)).getAll()
+    let users = try await context.plugin(UserCommands.self).repository(try context.openStore(.read)).getAll()
     if json {
       context.console.print(JSONValue.array(users.map(UserCommands.json)).rendered())
     } else {

@@ -1,6 +1,9 @@
-// An app's own `eventlog` (Docs/CLI.md, "An eventlog for your app"): the `User` entity of
-// Tests/UserEntityTests (its two files, linked here) with its schema and commands. The tests run
-// it end to end, and the stock `eventlog` on the environments it writes.
+// An app's own `eventlog` (Docs/CLI.md, "An eventlog for your app"), and the composition root of
+// the `User` entity of Tests/UserEntityTests (its files, linked here): the schema, the concrete
+// repository, the commands. The tests run it end to end, and the stock `eventlog` on the
+// environments it writes.
+import EventLog
 import EventLogCLI
 
-await EventLogApp(schema: .users, plugins: [UserCommands()], remote: .postgres).run()
+let commands = UserCommands(repository: { EventSourcedUserRepository(store: $0) })
+await EventLogApp(schema: .users, plugins: [commands], remote: .postgres).run()

@@ -25,7 +25,7 @@ public protocol BookingRepository: Sendable {
   func getAll() async throws -> [Booking]
 
   /// The booking `id`, or `nil` (never created or deleted).
-  func get(id: UUID) async throws -> Booking?
+  func booking(id: UUID) async throws -> Booking?
 
   /// The bookings' changes from now on, as they are committed (by this process or another).
   /// Ends when the consumer stops iterating; throws when the log cannot be read.

@@ -132,7 +132,7 @@ public final class EventSourcedBookingRepository: BookingRepository {
   }
 
   /// - Complexity: O(log n).
-  public func get(id: UUID) async throws -> Booking? {
+  public func booking(id: UUID) async throws -> Booking? {
     try store.read { try BookingQueries.booking(id: id, in: $0.projection(BookingQueries.projection)) }
   }
 

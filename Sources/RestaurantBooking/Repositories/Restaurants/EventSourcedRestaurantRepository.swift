@@ -40,7 +40,7 @@ public final class EventSourcedRestaurantRepository: RestaurantRepository {
   }
 
   /// - Complexity: O(log n).
-  public func get(id: UUID) async throws -> Restaurant? {
+  public func restaurant(id: UUID) async throws -> Restaurant? {
     try store.read {
       try RestaurantQueries.restaurant(id: id, in: $0.projection(RestaurantQueries.projection))
     }

@@ -73,18 +73,11 @@ public struct RestaurantDiff: Sendable, Equatable {
     return diff
   }
 
-  /// The 16 bytes of `id` as two big-endian integers: bytewise order, as LMDB and PostgreSQL sort UUIDs.
-  @inline(__always) static func orderKey(_ id: UUID) -> (UInt64, UInt64) {
-    withUnsafeBytes(of: id.uuid) {
-      (
-        UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)),
-        UInt64(bigEndian: $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
-      )
-    }
-  }
+  /// The order of `id` as LMDB and PostgreSQL sort UUIDs: bytewise.
+  @inline(__always) static func orderKey(_ id: UUID) -> (high: UInt64, low: UInt64) { id.byteOrder }
 
   static func isSortedByID<C: Collection>(_ ids: C) -> Bool where C.Element == UUID {
-    var previous: (UInt64, UInt64)?
+    var previous: (high: UInt64, low: UInt64)?
     for id in ids {
       let key = orderKey(id)
       if let previous, key < previous { return false }
@@ -97,7 +90,7 @@ public struct RestaurantDiff: Sendable, Equatable {
   static func merge(current: [Restaurant], fetched: [RemoteRestaurant]) -> RestaurantDiff {
     var diff = RestaurantDiff()
     var i = 0
-    var previous: (UInt64, UInt64)?
+    var previous: (high: UInt64, low: UInt64)?
     for row in fetched {
       let key = orderKey(row.id)
       if let previous, previous == key { continue }

@@ -8,7 +8,7 @@ public protocol RestaurantRepository: Sendable {
   func getAll() async throws -> [Restaurant]
 
   /// The restaurant `id`, or `nil` when the catalog has none.
-  func get(id: UUID) async throws -> Restaurant?
+  func restaurant(id: UUID) async throws -> Restaurant?
 
   /// Fetches a complete snapshot of the remote catalog and applies its differences.
   /// - Returns: how many restaurants were added, updated, removed and unchanged.

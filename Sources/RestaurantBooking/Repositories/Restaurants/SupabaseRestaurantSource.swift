@@ -159,7 +159,7 @@ public struct SupabaseRestaurantSource: PagedRestaurantSource, CustomStringConve
           HTTPHeader("Accept", "application/json"),
         ],
         timeout: timeout, maximumBodyBytes: maximumResponseBytes,
-        usesEnvironmentProxy: !Self.isLoopback(url.host ?? ""))
+        usesEnvironmentProxy: !HTTPURLRules.isLoopback(host: url.host ?? ""))
       let response: HTTPResponse
       do {
         response = try await HTTPClient.get(request)
@@ -232,7 +232,7 @@ public struct SupabaseRestaurantSource: PagedRestaurantSource, CustomStringConve
     case "https":
       return
     case "http":
-      guard isLoopback(host) else {
+      guard HTTPURLRules.isLoopback(host: host) else {
         throw .insecureURL(
           redacted(url), reason: "plain http:// is allowed only for loopback hosts; use https://")
       }
@@ -250,26 +250,8 @@ public struct SupabaseRestaurantSource: PagedRestaurantSource, CustomStringConve
     return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
   }
 
-  /// Whether `text` is an `http://` or `https://` URL, in any case.
-  public static func isHTTP(_ text: String) -> Bool {
-    let lowered = text.prefix(8).lowercased()
-    return lowered.hasPrefix("http://") || lowered.hasPrefix("https://")
-  }
-
-  /// Whether `host` is `localhost`, in 127.0.0.0/8 or `::1`.
-  static func isLoopback(_ host: String) -> Bool {
-    var host = host.lowercased()
-    if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-    if host == "localhost" || host == "::1" || host == "0:0:0:0:0:0:0:1" { return true }
-    let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-    guard parts.count == 4 else { return false }
-    let octets = parts.compactMap { part -> Int? in
-      guard !part.isEmpty, part.count <= 3, part.allSatisfy(\.isASCII), let value = Int(part), value <= 255
-      else { return nil }
-      return value
-    }
-    return octets.count == 4 && octets[0] == 127
-  }
+  /// Whether `text` is an `http://` or `https://` URL, in any case: a source this type fetches.
+  public static func isHTTP(_ text: String) -> Bool { HTTPURLRules.isHTTP(text) }
 
   /// `url` without user, password, query or fragment.
   static func redacted(_ url: URL) -> String {

@@ -1,5 +1,5 @@
 /// Byte arrays of an exact size, built on hot paths (replay's keys and rows).
-public enum ByteArray {
+package enum ExactSizeBytes {
   /// A byte array of exactly `count` bytes, all written by `body`.
   ///
   /// `body` writes into scratch memory (on the stack for small sizes), which is then copied into
@@ -10,7 +10,7 @@ public enum ByteArray {
   /// for that lock. Copying from a buffer takes the specialised path (about 24 ns).
   /// - Precondition: `body` initializes all `count` bytes.
   @inlinable
-  public static func make(
+  package static func make(
     count: Int, _ body: (UnsafeMutableRawBufferPointer) throws -> Void
   ) rethrows -> [UInt8] {
     try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { scratch in
@@ -21,7 +21,7 @@ public enum ByteArray {
 
   /// A copy of `bytes`.
   @inlinable
-  public static func copy(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
+  package static func copy(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
     Array(bytes.assumingMemoryBound(to: UInt8.self))
   }
 }

@@ -12,7 +12,7 @@ private struct PayloadLengthProjection: Projection {
 
   struct Mismatch: Error {}
 
-  func apply(_ event: RecordedEvent, to state: ProjectionState) throws {
+  func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
     let key = Array(event.stream.rawValue.utf8)
     let borrowed = try state.withValue(forKey: key, in: "per-stream") { bytes in
       bytes.loadUnaligned(as: UInt64.self)
@@ -23,12 +23,13 @@ private struct PayloadLengthProjection: Projection {
     guard borrowed == copied else { throw Mismatch() }
     let total = (borrowed ?? 0) + UInt64(event.payload.count)
     try state.put(
-      ByteArray.make(count: 8) { $0.storeBytes(of: total, as: UInt64.self) }, forKey: key, in: "per-stream")
+      ExactSizeBytes.make(count: 8) { $0.storeBytes(of: total, as: UInt64.self) }, forKey: key,
+      in: "per-stream")
   }
 }
 
 @Suite("Projection state")
-struct ProjectionStateTests {
+struct ProjectionWriterTests {
   @Test("withValue reads a stored value in place, live and in a replay, and is nil for a missing key")
   func withValue() async throws {
     let dir = TemporaryDirectory()
@@ -53,14 +54,14 @@ struct ProjectionStateTests {
     #expect(try store.firstDifference(from: replay) == nil)
   }
 
-  @Test("ByteArray.make writes exactly the bytes asked for, and copy copies")
+  @Test("ExactSizeBytes.make writes exactly the bytes asked for, and copy copies")
   func byteArray() {
     for count in [0, 1, 24, 1_000, 5_000] {
-      let bytes = ByteArray.make(count: count) { buffer in
+      let bytes = ExactSizeBytes.make(count: count) { buffer in
         for index in buffer.indices { buffer[index] = UInt8(truncatingIfNeeded: index * 7) }
       }
       #expect(bytes == (0..<count).map { UInt8(truncatingIfNeeded: $0 * 7) })
-      #expect(bytes.withUnsafeBytes { ByteArray.copy($0) } == bytes)
+      #expect(bytes.withUnsafeBytes { ExactSizeBytes.copy($0) } == bytes)
     }
   }
 }

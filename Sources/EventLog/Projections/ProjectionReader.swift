@@ -1,11 +1,11 @@
 import LMDB
 
-/// Read access to the tables of one projection: live (inside a read transaction) or as a replay
+/// Reads the tables of one projection: live (inside a read transaction) or as a replay
 /// built them. Repositories read through it, so the same query code serves both.
 ///
-/// A view is valid only inside the closure that received it; the bytes handed to
+/// A reader is valid only inside the closure that received it; the bytes handed to
 /// ``forEach(in:from:_:)`` only during the call of its body.
-public final class ProjectionView {
+public final class ProjectionReader {
   enum Backend {
     case lmdb(Transaction, [String: Database])
     case memory([String: MemoryTable])
@@ -250,4 +250,4 @@ public final class ProjectionView {
 }
 
 @available(*, unavailable)
-extension ProjectionView: Sendable {}
+extension ProjectionReader: Sendable {}

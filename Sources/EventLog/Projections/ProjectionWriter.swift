@@ -4,9 +4,9 @@ import LMDB
 /// append's write transaction, or in memory during a replay.
 ///
 /// Keys and values are bytes; ``row(_:forKey:in:)`` and ``putRow(_:forKey:in:)`` store `Codable`
-/// rows in the compact binary format of ``BinaryEncoder``. Keys are 1 to 511 bytes, sorted
-/// bytewise. A state is valid only during the `apply` call that receives it.
-public final class ProjectionState {
+/// rows in the compact binary format of `BinaryEncoder`. Keys are 1 to 511 bytes, sorted
+/// bytewise. A writer is valid only during the `apply` call that receives it.
+public final class ProjectionWriter {
   enum Backend {
     case lmdb(WriteTransaction, [String: Database])
     case memory([String: MemoryTable])
@@ -202,4 +202,4 @@ public final class ProjectionState {
 }
 
 @available(*, unavailable)
-extension ProjectionState: Sendable {}
+extension ProjectionWriter: Sendable {}

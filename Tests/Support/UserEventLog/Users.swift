@@ -1,0 +1,1 @@
+../../UserEntityTests/Users.swift
