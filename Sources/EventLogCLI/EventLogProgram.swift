@@ -1,61 +1,5 @@
 import EventLog
 import Foundation
-import Replication
-
-/// Where a replication command reaches its server, and how: the URL and what the command line
-/// and the environment add to it.
-public struct RemoteSettings: Sendable {
-  /// The server URL: a `postgres://` URI, or a Supabase project's `https://` URL (`http://` on a
-  /// loopback host).
-  public var url: String
-  /// Whether a server on another host may be reached without TLS (`--allow-unencrypted`).
-  public var allowUnencrypted: Bool
-  /// The process environment.
-  public var environment: [String: String]
-  /// For a project URL: the project's API key (`--api-key`, else `SUPABASE_ANON_KEY`); never
-  /// printed, logged or stored.
-  public var apiKey: String?
-  /// For a project URL: the signed-in user's access token, asked before every request
-  /// (`--access-token-file`'s first line, else `EVENTLOG_ACCESS_TOKEN`); `nil` when there is
-  /// none. `refresh` is `true` after the server refused the last one. Never printed, logged or
-  /// stored.
-  public var accessToken: @Sendable (_ refresh: Bool) async throws -> String?
-
-  /// Creates settings.
-  public init(
-    url: String, allowUnencrypted: Bool = false, environment: [String: String] = [:], apiKey: String? = nil,
-    accessToken: @escaping @Sendable (_ refresh: Bool) async throws -> String? = { _ in nil }
-  ) {
-    self.url = url
-    self.allowUnencrypted = allowUnencrypted
-    self.environment = environment
-    self.apiKey = apiKey
-    self.accessToken = accessToken
-  }
-}
-
-/// What `remote init` did on a server.
-public struct RemoteInitResult: Sendable {
-  /// The server, as messages name it.
-  public var server: String
-  /// The schema version before.
-  public var from: Int
-  /// The schema version after.
-  public var to: Int
-  /// Whether the API side for Supabase was set up (owners are `auth.uid()`).
-  public var api: Bool
-  /// What the database's owner should know.
-  public var warnings: [String]
-
-  /// Creates a result.
-  public init(server: String, from: Int, to: Int, api: Bool, warnings: [String]) {
-    self.server = server
-    self.from = from
-    self.to = to
-    self.api = api
-    self.warnings = warnings
-  }
-}
 
 /// The `eventlog` program: global options, command dispatch, help, exit statuses.
 ///
@@ -78,21 +22,6 @@ public enum EventLogProgram {
     ExportCommand.self, ImportCommand.self, PushCommand.self, PullCommand.self, ReplicateCommand.self,
   ]
 
-  /// The options before the command.
-  struct GlobalOptions: ArgumentGroup {
-    @Option(
-      "db", "PATH", help: "The LMDB environment directory (default: $EVENTLOG_DB, else ./eventlog.db).",
-      type: .nonEmpty("a directory"))
-    var db: String?
-    @Flag("version", help: "Show the version.")
-    var version: Bool
-  }
-
-  /// The top-level help's overview line for `app`.
-  static func abstract(of app: EventLogApp) -> String {
-    "Audit, replay and verify the event log of the \(app.schema.name) data layer."
-  }
-
   /// Runs the program and returns its exit status.
   ///
   /// A command that succeeded but whose standard output could not be written fails (exit 1, see
@@ -111,30 +40,10 @@ public enum EventLogProgram {
     arguments: [String], environment: [String: String], dependencies: EventLogApp, console: Console
   ) async -> Int32 {
     var arguments = arguments
-    var databasePath = environment["EVENTLOG_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "./eventlog.db"
     do {
-      // Global options may stand anywhere before `--`.
-      let db = "--" + GlobalOptions().$db.slot.definition.name
-      var index = 0
-      while index < arguments.count && arguments[index] != "--" {
-        let argument = arguments[index]
-        if argument == db || argument.hasPrefix(db + "=") {
-          let value: String?
-          if argument == db {
-            value = index + 1 < arguments.count ? arguments[index + 1] : nil
-            arguments.removeSubrange(index...min(index + 1, arguments.count - 1))
-          } else {
-            value = String(argument.dropFirst(db.count + 1))
-            arguments.remove(at: index)
-          }
-          guard let value, !value.isEmpty else {
-            throw UsageError("missing value for '--db <PATH>'", usage: globalUsage)
-          }
-          databasePath = value
-        } else {
-          index += 1
-        }
-      }
+      let databasePath = try GlobalOptions.extractDatabasePath(
+        from: &arguments,
+        default: environment["EVENTLOG_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "./eventlog.db")
       guard let first = arguments.first else {
         throw UsageError("missing command", usage: globalUsage)
       }
@@ -216,52 +125,5 @@ public enum EventLogProgram {
       throw error
     }
     return 0
-  }
-
-  /// One line for any error, naming what it concerns.
-  ///
-  /// A stream named in an ``EventStoreError`` is shown as ``StreamNames/displayed`` shows it.
-  static func describe(_ error: any Error, streams: StreamNames = .verbatim) -> String {
-    if case .wrongExpectedVersion(let stream, let expected, let actual) = error as? EventStoreError {
-      return "stream '\(streams.displayed(stream))' expected \(expected) but is at version \(actual)"
-    }
-    return String(describing: error)
-  }
-
-  static var globalUsage: String { "eventlog [--db PATH] COMMAND [OPTIONS]" }
-
-  static func groupUsage(_ group: CommandGroup) -> String {
-    "eventlog \(group.name) \(group.commands.map { $0.configuration.name }.joined(separator: "|")) [OPTIONS]"
-  }
-
-  static func groupHelp(_ group: CommandGroup) -> String {
-    var lines = ["OVERVIEW: \(group.abstract)", "", "USAGE: \(groupUsage(group))", "", "SUBCOMMANDS:"]
-    lines += CommandSignature.columns(
-      group.commands.map { ($0.configuration.name, $0.configuration.abstract) })
-    lines += ["", "OPTIONS:"]
-    lines += CommandSignature.columns([("-h, --help", "Show help information.")])
-    lines += ["", "  See 'eventlog \(group.name) SUBCOMMAND --help' for details."]
-    return lines.joined(separator: "\n")
-  }
-
-  static func topLevelHelp(_ app: EventLogApp) -> String {
-    let abstract = abstract(of: app)
-    var lines = ["OVERVIEW: \(abstract)", "", "USAGE: \(globalUsage)", "", "OPTIONS:"]
-    let global = CommandSignature(
-      CommandConfiguration(name: "", abstract: abstract), declaredIn: GlobalOptions())
-    lines += CommandSignature.columns(
-      global.options.map { ($0.synopsis(angled: true), $0.help) } + [("-h, --help", "Show help information.")]
-    )
-    lines += ["", "COMMANDS:"]
-    var entries: [(String, String)] = []
-    for group in app.groups {
-      for command in group.commands {
-        entries.append(("\(group.name) \(command.configuration.name)", command.configuration.abstract))
-      }
-    }
-    for command in commands { entries.append((command.configuration.name, command.configuration.abstract)) }
-    lines += CommandSignature.columns(entries)
-    lines += ["", "  See 'eventlog COMMAND --help' for details."]
-    return lines.joined(separator: "\n")
   }
 }

@@ -11,7 +11,9 @@ extension Environment {
     case growMap
   }
 
+  /// Begins a transaction; call it with `resizeLock` held shared.
   private func begin(readOnly: Bool) throws(LMDBError) -> OpaquePointer {
+    try checkOpen("mdb_txn_begin")
     var txn: OpaquePointer?
     let flags = readOnly ? UInt32(MDB_RDONLY) : 0
     // A write transaction waits in mdb_txn_begin for LMDB's writer lock, for as long as another
@@ -46,7 +48,7 @@ extension Environment {
   /// Any thread may call this (`MDB_NOTLS`); keep `body` short, since an open reader keeps the
   /// pages it sees from being reused. Copy bytes out before returning. Do not begin another
   /// transaction inside `body`.
-  /// - Throws: ``LMDBError`` or what `body` throws.
+  /// - Throws: ``LMDBError`` (``LMDBError/Code/closed`` after ``close()``) or what `body` throws.
   public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
     try retrying { () throws -> Attempt<R> in
       // The shared lock is held for the transaction's whole life: no resize while it is live.
@@ -80,7 +82,8 @@ extension Environment {
   /// `await`. When the map is full, the transaction is aborted, the map grows (doubling, up to
   /// ``Options/maximumMapSize``) and `body` runs again from the start: it must not have effects
   /// outside the transaction that a second run would repeat.
-  /// - Throws: ``LMDBError`` (`mapFull` once the maximum map size is reached) or what `body` throws.
+  /// - Throws: ``LMDBError`` (`mapFull` once the maximum map size is reached, ``LMDBError/Code/closed``
+  ///   after ``close()``) or what `body` throws.
   public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
     clearStaleReadersPeriodically()
     return try retrying { () throws -> Attempt<R> in

@@ -34,6 +34,10 @@ public final class Environment: @unchecked Sendable {
   private let fileEnd = Atomic<Int>(0)
   /// The page size in bytes.
   private let pageSize: Int
+  /// Whether ``close()`` closed the handle. Written only while `resizeLock` is held exclusively
+  /// and read while it is held (shared or exclusively), so no transaction of this process can
+  /// begin on a closed handle.
+  private let closed = Atomic<Bool>(false)
 
   /// The directory of the environment.
   public let path: String
@@ -138,7 +142,36 @@ public final class Environment: @unchecked Sendable {
   }
 
   deinit {
-    mdb_env_close(handle)
+    if !closed.load(ordering: .relaxed) { mdb_env_close(handle) }
+  }
+
+  /// Closes the environment (`mdb_env_close`), once no transaction of this process is active;
+  /// the same path may then be opened again in this process. Later transactions, and the other
+  /// calls that need the handle, throw ``LMDBError/Code/closed``. Calling it again does nothing.
+  ///
+  /// It waits for the transactions running on other threads to end, and for the writer-preferring
+  /// lock every transaction holds: never call it inside a transaction's closure (it would wait for
+  /// itself).
+  public func close() {
+    resizeLock.withExclusive {
+      guard !closed.load(ordering: .relaxed) else { return }
+      closed.store(true, ordering: .relaxed)
+      mdb_env_close(handle)
+    }
+  }
+
+  /// Whether ``close()`` was called.
+  public var isClosed: Bool { closed.load(ordering: .relaxed) }
+
+  /// Throws ``LMDBError/Code/closed`` when the environment is closed. Call it with `resizeLock`
+  /// held (shared or exclusively), which keeps ``close()`` from running until the caller is done
+  /// with the handle.
+  func checkOpen(_ operation: StaticString) throws(LMDBError) {
+    if _slowPath(closed.load(ordering: .relaxed)) {
+      throw LMDBError(
+        code: .closed, operation: "\(operation)", context: path,
+        explanation: "the environment at '\(path)' is closed")
+    }
   }
 
   /// Refuses a data file shorter than its own meta page says: LMDB would map it and crash with
@@ -217,14 +250,18 @@ public final class Environment: @unchecked Sendable {
   }
 
   /// Facts about the environment (`mdb_env_info`, `mdb_env_stat`).
-  public func info() -> Info {
-    var info = MDB_envinfo()
-    var stat = MDB_stat()
-    mdb_env_info(handle, &info)
-    mdb_env_stat(handle, &stat)
-    return Info(
-      mapSize: info.me_mapsize, lastPage: info.me_last_pgno, lastTransaction: info.me_last_txnid,
-      readers: Int(info.me_numreaders), maxReaders: Int(info.me_maxreaders), pageSize: Int(stat.ms_psize))
+  /// - Throws: ``LMDBError/Code/closed`` after ``close()``.
+  public func info() throws(LMDBError) -> Info {
+    try resizeLock.withShared { () throws(LMDBError) -> Info in
+      try checkOpen("mdb_env_info")
+      var info = MDB_envinfo()
+      var stat = MDB_stat()
+      mdb_env_info(handle, &info)
+      mdb_env_stat(handle, &stat)
+      return Info(
+        mapSize: info.me_mapsize, lastPage: info.me_last_pgno, lastTransaction: info.me_last_txnid,
+        readers: Int(info.me_numreaders), maxReaders: Int(info.me_maxreaders), pageSize: Int(stat.ms_psize))
+    }
   }
 
   /// Keeps `data.mdb` written with zeros up to ``Options/preallocation`` bytes past its last used
@@ -278,8 +315,11 @@ public final class Environment: @unchecked Sendable {
       return true
     }
     if due {
-      var dead: Int32 = 0
-      _ = mdb_reader_check(handle, &dead)  // best effort: a failure here only delays the clean-up
+      resizeLock.withShared {
+        guard !closed.load(ordering: .relaxed) else { return }
+        var dead: Int32 = 0
+        _ = mdb_reader_check(handle, &dead)  // best effort: a failure here only delays the clean-up
+      }
     }
   }
 
@@ -287,14 +327,20 @@ public final class Environment: @unchecked Sendable {
   /// - Returns: how many slots were cleared.
   @discardableResult
   public func clearStaleReaders() throws(LMDBError) -> Int {
-    var dead: Int32 = 0
-    try check(mdb_reader_check(handle, &dead), "mdb_reader_check", context: path)
-    return Int(dead)
+    try resizeLock.withShared { () throws(LMDBError) -> Int in
+      try checkOpen("mdb_reader_check")
+      var dead: Int32 = 0
+      try check(mdb_reader_check(handle, &dead), "mdb_reader_check", context: path)
+      return Int(dead)
+    }
   }
 
   /// Flushes the data buffers to disk (`mdb_env_sync`), for environments opened with ``Durability/noSync``.
   public func sync() throws(LMDBError) {
-    try check(mdb_env_sync(handle, 1), "mdb_env_sync", context: path)
+    try resizeLock.withShared { () throws(LMDBError) in
+      try checkOpen("mdb_env_sync")
+      try check(mdb_env_sync(handle, 1), "mdb_env_sync", context: path)
+    }
   }
 
   /// Grows the map to at least twice its size (or adopts a larger size set by another process).
@@ -303,6 +349,7 @@ public final class Environment: @unchecked Sendable {
   ///   the error of `mdb_env_set_mapsize`.
   func growMap(adoptOnly: Bool) throws(LMDBError) {
     try resizeLock.withExclusive { () throws(LMDBError) in
+      try checkOpen("mdb_env_set_mapsize")
       try mapSizeState.withLock { (size: inout Int) throws(LMDBError) in
         if adoptOnly {
           try check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize", context: path)

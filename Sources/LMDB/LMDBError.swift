@@ -64,9 +64,14 @@ public struct LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
     public static let wrongFileType = Code(rawValue: EINVAL)
     /// A directory that group or others can write to (`EPERM`).
     public static let unsafePermissions = Code(rawValue: EPERM)
+    /// The environment was closed (``Environment/close()``) before the call: the wrapper's own
+    /// code, outside LMDB's range and `errno`'s.
+    public static let closed = Code(rawValue: -30_000)
 
-    /// LMDB's own description of the code (`mdb_strerror`).
-    public var description: String { String(cString: mdb_strerror(rawValue)) }
+    /// LMDB's own description of the code (`mdb_strerror`); the wrapper's for ``closed``.
+    public var description: String {
+      self == .closed ? "environment closed" : String(cString: mdb_strerror(rawValue))
+    }
   }
 
   /// What LMDB answered.

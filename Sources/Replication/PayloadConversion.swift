@@ -36,7 +36,7 @@ package struct PayloadConversion: Sendable {
     let rendered = transcoder.json(of: event)
     guard rendered.schemaVersion == event.schemaVersion else {
       // Upcast to a newer shape: the server keeps the event as it is, in binary.
-      return Array(Self.binaryObject(event))
+      return Array(PayloadTranscoder.binaryJSON(of: event))
     }
     return Array(rendered.json)
   }
@@ -59,12 +59,5 @@ package struct PayloadConversion: Sendable {
       else { return .unconvertible("\(error)") }
       return .event(kept)
     }
-  }
-
-  /// `{"$binary":"<Base64>","$schemaVersion":n}` of `event`'s stored bytes.
-  static func binaryObject(_ event: RecordedEvent) -> Data {
-    Data(
-      #"{"$binary":"\#(Data(event.payload).base64EncodedString())","$schemaVersion":\#(event.schemaVersion)}"#
-        .utf8)
   }
 }

@@ -3,7 +3,6 @@ import EventLog
 import Foundation
 import Postgres
 import Replication
-import Synchronization
 
 /// Replication over libpq: the SQL functions of ``ServerSchema``, called with parameters.
 ///
@@ -18,8 +17,8 @@ public final class PostgresTransport: ReplicationTransport {
   /// The server, as messages name it: `user@host:port/database`, never with the password.
   public var server: String { configuration.server }
 
-  private let worker: Lazy
-  private let listener: Lazy
+  private let worker: LazyConnection
+  private let listener: LazyConnection
   private let queue = DispatchQueue(label: "eventlog.replication.postgres")
   private let listenQueue = DispatchQueue(label: "eventlog.replication.postgres.listen")
 
@@ -35,8 +34,8 @@ public final class PostgresTransport: ReplicationTransport {
     var configuration = try PostgresConfiguration(url: url, allowUnencrypted: allowUnencrypted)
     configuration.statementTimeout = statementTimeout
     self.configuration = configuration
-    worker = Lazy(configuration)
-    listener = Lazy(configuration)
+    worker = LazyConnection(configuration)
+    listener = LazyConnection(configuration)
   }
 
   /// Drops both connections; a later call connects again.
@@ -55,47 +54,6 @@ public final class PostgresTransport: ReplicationTransport {
       try ServerSchema.initialize(
         on: try worker.connection(), migrations: migrations,
         replicatedStreamPrefixes: replicatedStreamPrefixes)
-    }
-  }
-
-  /// Reads `eventlog.schema_info` and checks that this build speaks the server's schema version.
-  /// - Throws: `ReplicationError.schemaMissing` when the server has no `eventlog` schema,
-  ///   `ReplicationError.schemaTooOld` or `ReplicationError.schemaTooNew`, or a ``PostgresError``.
-  public func checkSchema() async throws {
-    let server = self.server
-    let found: (version: Int, clientsFrom: Int?)
-    do {
-      found = try await query("read the eventlog schema version") { connection, timeout in
-        // `clients_from` arrived with version 2: read through the row's JSON so that a version 1
-        // server answers too (null).
-        let rows = try connection.query(
-          """
-          SELECT s.version, (to_jsonb(s) ->> 'clients_from')::integer AS clients_from
-          FROM eventlog.schema_info s
-          """, purpose: "read the eventlog schema version", timeout: timeout)
-        guard !rows.isEmpty else { return (0, nil) }
-        let version = Int(try rows.integer(0, "version", as: Int64.self))
-        guard try rows.value(0, "clients_from") != nil else { return (version, nil) }
-        return (version, Int(try rows.integer(0, "clients_from", as: Int64.self)))
-      }
-    } catch let error as PostgresError where ["3F000", "42P01"].contains(error.sqlState ?? "") {
-      throw ReplicationError.schemaMissing(server: server)
-    }
-    try Self.check(server: server, version: found.version, clientsFrom: found.clientsFrom)
-  }
-
-  /// Whether this build may use a server whose schema is `version`, which says that clients of
-  /// schema `clientsFrom` and later may use it (`nil`: the server predates the column, and only
-  /// clients of its own version or later may).
-  static func check(server: String, version: Int, clientsFrom: Int?) throws {
-    if version == 0 { throw ReplicationError.schemaMissing(server: server) }
-    if version > ServerSchema.latestVersion && (clientsFrom ?? version) > ServerSchema.latestVersion {
-      throw ReplicationError.schemaTooNew(
-        server: server, found: version, supported: ServerSchema.latestVersion)
-    }
-    if version < ServerSchema.oldestServerVersion {
-      throw ReplicationError.schemaTooOld(
-        server: server, found: version, required: ServerSchema.oldestServerVersion)
     }
   }
 
@@ -250,7 +208,7 @@ public final class PostgresTransport: ReplicationTransport {
   ///
   /// A function or schema that does not exist (`3F000`, `42883`) means a server of another
   /// schema version: the error says which, as ``checkSchema()`` does.
-  private func query<T: Sendable>(
+  func query<T: Sendable>(
     _ purpose: String, _ body: @escaping @Sendable (PostgresConnection, Duration) throws -> T
   ) async throws -> T {
     let timeout = ReplicationDeadline.remaining(capped: configuration.statementTimeout)
@@ -263,69 +221,11 @@ public final class PostgresTransport: ReplicationTransport {
     }
   }
 
-  private func run<T: Sendable>(
+  func run<T: Sendable>(
     on queue: DispatchQueue, _ body: @escaping @Sendable () throws -> T
   ) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
       queue.async { continuation.resume(with: Result { try body() }) }
     }
   }
-}
-
-/// A connection made on first use, and again after ``close()``.
-private final class Lazy: Sendable {
-  private let configuration: PostgresConfiguration
-  private let state = Mutex<(connection: PostgresConnection?, listening: Bool)>((nil, false))
-
-  init(_ configuration: PostgresConfiguration) { self.configuration = configuration }
-
-  func connection(within limit: Duration? = nil) throws -> PostgresConnection {
-    try state.withLock { state in
-      if let connection = state.connection { return connection }
-      var configuration = self.configuration
-      if let limit {
-        let seconds = Int(limit.components.seconds) + (limit.components.attoseconds > 0 ? 1 : 0)
-        configuration.connectTimeoutSeconds = max(2, min(configuration.connectTimeoutSeconds, seconds))
-      }
-      let connection = try PostgresConnection(configuration)
-      state = (connection, false)
-      return connection
-    }
-  }
-
-  /// Whether the listener has issued its `LISTEN` (the connection repeats it after reconnecting).
-  var isListening: Bool {
-    get { state.withLock { $0.listening } }
-    set { state.withLock { $0.listening = newValue } }
-  }
-
-  func close() {
-    state.withLock { state in
-      state.connection?.close()
-      state = (nil, false)
-    }
-  }
-}
-
-extension PostgresError: ReplicationTransportError {
-  /// Transient for what ``PostgresError/isTransient`` calls so, for a lock the server waited
-  /// for too long (`55P03`), a statement it cancelled (`57014`) and a collision of positions
-  /// (another writer's insert that bypassed `push`); rejected when the server refused the
-  /// request's values as a whole (integrity constraints `23…`, data exceptions `22…`, a batch
-  /// over the server's limits `54000`); fatal otherwise (a URL that cannot work included).
-  public var failureKind: TransportFailureKind {
-    if kind == .invalidInput { return .fatal }
-    if isTransient { return .transient }
-    if sqlState == "55P03" || sqlState == "57014" { return .transient }
-    if constraint == "events_pkey" || constraint == "events_positions_gap_free" { return .transient }
-    if let sqlState, sqlState.hasPrefix("23") || sqlState.hasPrefix("22") || sqlState == "54000" {
-      return .rejected
-    }
-    return .fatal
-  }
-}
-
-extension ReplicationError: ReplicationTransportError {
-  /// Fatal: a schema that does not fit or a protocol violation stays until someone changes it.
-  public var failureKind: TransportFailureKind { .fatal }
 }

@@ -147,10 +147,10 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
   ) async throws -> [PushOutcome] {
     var body: [UInt8] = []
     body.reserveCapacity(events.reduce(256) { $0 + 256 + $1.payload.count })
-    body.append(contentsOf: #"{"p_device":""#.utf8)
-    ReplicationWire.appendUUID(device.id, to: &body)
-    body.append(contentsOf: #"","p_device_key":"#.utf8)
-    ReplicationWire.appendQuoted(device.key, to: &body)
+    body.append(contentsOf: #"{"p_device":"#.utf8)
+    JSONWriter.appendQuoted(device.id, to: &body)
+    body.append(contentsOf: #","p_device_key":"#.utf8)
+    JSONWriter.appendQuoted(device.key, to: &body)
     body.append(contentsOf: #","p_through":"#.utf8)
     body.append(contentsOf: String(through).utf8)
     body.append(contentsOf: #","p_events":"#.utf8)
@@ -192,10 +192,10 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
 
   /// The device's pushed mark on the server (`eventlog_api.device_mark`), under its key.
   public func pushedMark(device: DeviceCredentials) async throws -> ServerMark {
-    var body = Array(#"{"p_device":""#.utf8)
-    ReplicationWire.appendUUID(device.id, to: &body)
-    body.append(contentsOf: #"","p_device_key":"#.utf8)
-    ReplicationWire.appendQuoted(device.key, to: &body)
+    var body = Array(#"{"p_device":"#.utf8)
+    JSONWriter.appendQuoted(device.id, to: &body)
+    body.append(contentsOf: #","p_device_key":"#.utf8)
+    JSONWriter.appendQuoted(device.key, to: &body)
     body.append(UInt8(ascii: "}"))
     let answer = try await call("device_mark", body)
     let row = try decoded("device_mark") { () throws(PostgRESTBody.Malformed) in
@@ -245,9 +245,7 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
     body.append(contentsOf: String(cursor.position).utf8)
     body.append(contentsOf: #","p_after_id":"#.utf8)
     if let id = cursor.eventID {
-      body.append(UInt8(ascii: "\""))
-      ReplicationWire.appendUUID(id, to: &body)
-      body.append(UInt8(ascii: "\""))
+      JSONWriter.appendQuoted(id, to: &body)
     } else {
       body.append(contentsOf: "null".utf8)
     }

@@ -38,7 +38,7 @@ struct BookingsCreateCommand: CLICommand {
           "'--restaurant': no restaurant is named '\(restaurant)' (see 'eventlog restaurants list')")
       }
       guard matches.count == 1 else {
-        let ids = matches.map { $0.id.uuidString.lowercased() }.joined(separator: ", ")
+        let ids = matches.map { $0.id.lowercasedString }.joined(separator: ", ")
         throw CommandFailure(
           "'--restaurant': \(matches.count) restaurants are named '\(restaurant)'; give one id: \(ids)")
       }
@@ -65,7 +65,7 @@ struct BookingsDeleteCommand: CLICommand {
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.write)
     try await context.plugin(RestaurantBookingCommands.self).bookingRepository(store).delete(id: id)
-    context.console.print("deleted booking \(id.uuidString.lowercased())")
+    context.console.print("deleted booking \(id.lowercasedString)")
   }
 }
 

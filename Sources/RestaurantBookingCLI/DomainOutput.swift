@@ -8,7 +8,7 @@ enum DomainJSON {
   /// `{"id", "name", "cuisine"}`.
   static func restaurant(_ restaurant: Restaurant) -> JSONValue {
     .object([
-      ("id", .string(restaurant.id.uuidString.lowercased())), ("name", .string(restaurant.name)),
+      ("id", .string(restaurant.id.lowercasedString)), ("name", .string(restaurant.name)),
       ("cuisine", .string(restaurant.cuisine.rawValue)),
     ])
   }
@@ -16,8 +16,8 @@ enum DomainJSON {
   /// `{"id", "restaurantId", "restaurantName", "date", "partySize", "customerName", "notes", "createdAt"}`.
   static func booking(_ booking: Booking) -> JSONValue {
     .object([
-      ("id", .string(booking.id.uuidString.lowercased())),
-      ("restaurantId", .string(booking.restaurantID.uuidString.lowercased())),
+      ("id", .string(booking.id.lowercasedString)),
+      ("restaurantId", .string(booking.restaurantID.lowercasedString)),
       ("restaurantName", .string(booking.restaurantName)),
       ("date", .string(ISO8601.string(from: booking.date))),
       ("partySize", .int(Int64(booking.partySize))),
@@ -33,7 +33,7 @@ enum DomainTables {
   static func restaurants(_ restaurants: [Restaurant]) -> String {
     var table = Table(["NAME", "CUISINE", "ID"])
     for restaurant in restaurants {
-      table.append([restaurant.name, restaurant.cuisine.rawValue, restaurant.id.uuidString.lowercased()])
+      table.append([restaurant.name, restaurant.cuisine.rawValue, restaurant.id.lowercasedString])
     }
     return table.rendered() + "\(restaurants.count) restaurant\(restaurants.count == 1 ? "" : "s")\n"
   }
@@ -44,7 +44,7 @@ enum DomainTables {
       table.append([
         ISO8601.string(from: booking.date), booking.restaurantName, String(booking.partySize),
         booking.customerName,
-        booking.notes ?? "", booking.id.uuidString.lowercased(),
+        booking.notes ?? "", booking.id.lowercasedString,
       ])
     }
     return table.rendered() + "\(bookings.count) booking\(bookings.count == 1 ? "" : "s")\n"

@@ -17,7 +17,7 @@ struct AppSchemaTests {
     #expect(app.eventTypes.typeNames == ["NoteAdded", "NoteRemoved", "TaskAdded", "TaskDone"])
     #expect(app.projections.map(\.name) == ["notes", "tasks"])
     #expect(app.knows(eventType: "TaskDone") && !app.knows(eventType: "Poison"))
-    #expect(app.replicatedStreams == StreamSelection(prefixes: ["note-", "task-", "inbox"]))
+    #expect(app.replicatedStreams == AppSchema.StreamSelection(prefixes: ["note-", "task-", "inbox"]))
     #expect(app.isReplicated("task-1") && app.isReplicated("inbox") && !app.isReplicated("in"))
     #expect(!app.isReplicated("catalog"))
     // Each module spells its own streams; the others stay as stored.
@@ -103,22 +103,24 @@ struct AppSchemaTests {
     let report = try store.verify()
     #expect(report.isClean, "\(report.problems)")
     #expect(
-      report.uncheckedEvents == [UncheckedEvents(type: "Poison", count: 1, reason: outcomes[3].reason ?? "")])
+      report.uncheckedEvents == [
+        VerificationReport.UncheckedEvents(type: "Poison", count: 1, reason: outcomes[3].reason ?? "")
+      ])
   }
 
   @Test("stream selections: prefixes, union, text")
   func streamSelection() {
-    let selection = StreamSelection(prefixes: ["b-", "a-", "a-"])
+    let selection = AppSchema.StreamSelection(prefixes: ["b-", "a-", "a-"])
     #expect(selection.prefixes == ["a-", "b-"])
     #expect(selection.contains("a-1") && selection.contains("b-"))
     #expect(!selection.contains("c-1") && !selection.contains("a") && !selection.contains("A-1"))
     #expect(selection.description == "a-*, b-*")
-    #expect(StreamSelection.none.isEmpty && !StreamSelection.none.contains("a"))
-    #expect(StreamSelection.none.description == "(none)")
-    #expect(StreamSelection.all.contains("anything"))
+    #expect(AppSchema.StreamSelection.none.isEmpty && !AppSchema.StreamSelection.none.contains("a"))
+    #expect(AppSchema.StreamSelection.none.description == "(none)")
+    #expect(AppSchema.StreamSelection.all.contains("anything"))
     #expect(
-      selection.union(StreamSelection(prefixes: ["x-", "a-"]))
-        == StreamSelection(prefixes: ["a-", "b-", "x-"]))
+      selection.union(AppSchema.StreamSelection(prefixes: ["x-", "a-"]))
+        == AppSchema.StreamSelection(prefixes: ["a-", "b-", "x-"]))
   }
 
   @Test("read-only, a store of another app reads the log and says what it cannot check")
@@ -139,8 +141,9 @@ struct AppSchemaTests {
       #expect(
         try store.uncheckedProjections() == [
           // A table with updates stores the convergent rule's revision in its version's top byte.
-          UncheckedProjection(name: "tasks", version: Tasks.projection.version, reason: .unknownToThisBuild),
-          UncheckedProjection(name: "notes", version: nil, reason: .notInEnvironment),
+          VerificationReport.UncheckedProjection(
+            name: "tasks", version: Tasks.projection.version, reason: .unknownToThisBuild),
+          VerificationReport.UncheckedProjection(name: "notes", version: nil, reason: .notInEnvironment),
         ])
       let report = try store.verify()
       #expect(report.isClean, "\(report.problems)")
@@ -193,8 +196,8 @@ struct AppSchemaTests {
       #expect(comparison.difference == nil && comparison.compared.isEmpty)
       #expect(
         comparison.notCompared == [
-          UncheckedProjection(name: "notes", version: 1, reason: .unknownToThisBuild),
-          UncheckedProjection(
+          VerificationReport.UncheckedProjection(name: "notes", version: 1, reason: .unknownToThisBuild),
+          VerificationReport.UncheckedProjection(
             name: "tasks", version: Tasks.projection.version, reason: .behind(checkpoint: 1)),
         ])
       let report = try store.verify()
@@ -240,7 +243,7 @@ struct AppSchemaTests {
       #expect(report.isClean, "\(report.problems)")
       #expect(
         report.uncheckedProjections == [
-          UncheckedProjection(name: "tasks", version: nil, reason: .notInEnvironment)
+          VerificationReport.UncheckedProjection(name: "tasks", version: nil, reason: .notInEnvironment)
         ])
     }
     // Rows without a checkpoint are not a projection never built: the open refuses nothing, and
@@ -269,7 +272,7 @@ struct AppSchemaTests {
   static func notes(admission: (any EventAdmission)? = nil) -> AppSchema {
     AppSchema(
       name: "notes", eventTypes: [NoteAdded.self, NoteRemoved.self], projections: [NotesProjection()],
-      admission: admission, replicatedStreams: StreamSelection(prefixes: ["note-"]))
+      admission: admission, replicatedStreams: AppSchema.StreamSelection(prefixes: ["note-"]))
   }
 
   /// The tasks module: `TaskAdded`, `TaskDone`, a table projection, streams `task-…` and `inbox…`
@@ -277,8 +280,8 @@ struct AppSchemaTests {
   static func tasks(admission: (any EventAdmission)? = nil) -> AppSchema {
     AppSchema(
       name: "tasks", eventTypes: [TaskAdded.self, TaskDone.self], projections: [Tasks.projection],
-      admission: admission, replicatedStreams: StreamSelection(prefixes: ["task-", "inbox"]),
-      streamNames: StreamNames(
+      admission: admission, replicatedStreams: AppSchema.StreamSelection(prefixes: ["task-", "inbox"]),
+      streamNames: AppSchema.StreamNames(
         displayed: { $0.rawValue.hasPrefix("task-") ? $0.rawValue.lowercased() : $0.rawValue },
         stored: { $0.hasPrefix("task-") ? StreamID("task-" + $0.dropFirst(5).uppercased()) : StreamID($0) }))
   }

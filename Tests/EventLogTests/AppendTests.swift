@@ -191,7 +191,7 @@ struct AppendTests {
     let dir = TemporaryDirectory()
     // Durable commits (an fsync each) are slow enough for the other callers to queue up.
     let store = try EventStore(path: dir.environment(), projections: [NotesProjection()])
-    let before = store.environment.info().lastTransaction
+    let before = try store.environment.info().lastTransaction
     try await withThrowingTaskGroup(of: Void.self) { group in
       for task in 0..<32 {
         group.addTask {
@@ -202,7 +202,7 @@ struct AppendTests {
       }
       try await group.waitForAll()
     }
-    let commits = store.environment.info().lastTransaction - before
+    let commits = try store.environment.info().lastTransaction - before
     #expect(try store.head() == 320)
     // One commit per append would be 320; the callers that queue share commits.
     #expect(commits < 160, "320 appends took \(commits) commits")

@@ -13,15 +13,11 @@ extension EventStore.Options {
   }
 }
 
-/// Drops the last reference to a store and waits until it is closed, so the environment can be
-/// reopened or its files changed.
+/// Closes a store (``EventStore/close()``) and drops it, so the environment can be reopened or its
+/// files changed.
 func close(_ store: inout EventStore?) async {
-  weak let weakStore = store
+  await store?.close()
   store = nil
-  for _ in 0..<2_000 where weakStore != nil {
-    try? await Task.sleep(for: .milliseconds(1))
-  }
-  #expect(weakStore == nil, "the store was not released")
 }
 
 /// Opens the store at `path`, runs `body` on it, then closes it (``close(_:)``), so that the

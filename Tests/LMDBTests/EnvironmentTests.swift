@@ -172,6 +172,64 @@ struct EnvironmentTests {
     }
   }
 
+  @Test("after close every call throws closed, closing again does nothing, and the path opens again")
+  func close() throws {
+    let path = path()
+    let env = try Environment(path: path)
+    let db = try env.openDatabase("things")
+    try env.write { txn in try txn.put(Array("v".utf8), forKey: Array("k".utf8), in: db) }
+    #expect(!env.isClosed)
+    env.close()
+    env.close()
+    #expect(env.isClosed)
+    func isClosed(_ body: () throws -> Void) -> Bool {
+      do {
+        try body()
+        return false
+      } catch {
+        return (error as? LMDBError)?.code == .closed
+      }
+    }
+    #expect(isClosed { _ = try env.read { txn in try txn.value(forKey: Array("k".utf8), in: db) } })
+    #expect(isClosed { try env.write { txn in try txn.put([1], forKey: [1], in: db) } })
+    #expect(isClosed { _ = try env.info() })
+    #expect(isClosed { try env.sync() })
+    #expect(isClosed { _ = try env.clearStaleReaders() })
+    // The handle is closed, so the same environment opens again in this process while `env` lives.
+    let reopened = try Environment(path: path)
+    let again = try reopened.openDatabase("things")
+    #expect(try reopened.read { txn in try txn.value(forKey: Array("k".utf8), in: again) } == Array("v".utf8))
+  }
+
+  @Test("close waits for a read transaction running on another thread")
+  func closeWaitsForReaders() throws {
+    let env = try Environment(path: path())
+    let db = try env.openDatabase("things")
+    try env.write { txn in try txn.put(Array("v".utf8), forKey: Array("k".utf8), in: db) }
+    let inRead = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    let readTheValue = DispatchSemaphore(value: 0)
+    Thread {
+      let value = try? env.read { txn in
+        inRead.signal()
+        release.wait()
+        return try txn.value(forKey: Array("k".utf8), in: db)
+      }
+      if value == Array("v".utf8) { readTheValue.signal() }
+    }.start()
+    inRead.wait()
+    let closed = DispatchSemaphore(value: 0)
+    Thread {
+      env.close()
+      closed.signal()
+    }.start()
+    #expect(closed.wait(timeout: .now() + .milliseconds(100)) == .timedOut, "close waited for the read")
+    release.signal()
+    #expect(readTheValue.wait(timeout: .now() + .seconds(10)) == .success, "the read ran to its end")
+    #expect(closed.wait(timeout: .now() + .seconds(10)) == .success)
+    #expect(env.isClosed)
+  }
+
   @Test("reads run concurrently from many threads while a writer commits")
   func concurrentReaders() async throws {
     let env = try Environment(path: path())
@@ -210,7 +268,7 @@ struct EnvironmentTests {
       let db = try env.openDatabase("rows")
       for index in 0..<300 {
         try env.write { txn in try txn.put(Self.row(index), forKey: Self.key(index), in: db) }
-        let info = env.info()
+        let info = try env.info()
         let size = dataFileSize(path)
         sizes.append(size)
         #expect(size >= (info.lastPage + 1) * info.pageSize)

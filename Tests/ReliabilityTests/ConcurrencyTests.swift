@@ -17,9 +17,8 @@ extension Reliability {
       let directory = TemporaryDirectory()
       let path = directory.environment()
       let clock = ContinuousClock()
-      var store: EventStore? = try EventStore(
+      let opened = try EventStore(
         path: path, projections: RestaurantBookingSchema.projections, options: EventStore.Options())
-      let opened = try #require(store)
       let child = try Child(
         Binaries.stress,
         [
@@ -48,8 +47,7 @@ extension Reliability {
       try #require(childEnd == .exited(0), "\(String(describing: childEnd)) \(child.stderr)")
       #expect(outcome.errors.isEmpty, "\(outcome.errors.prefix(5))")
       let fromChild = Acknowledged.parse(child.lines)
-      _ = consume opened  // the last strong reference but `store`, so that `close` can release it
-      await close(&store)
+      await opened.close()
 
       let all = outcome.acknowledged + fromChild
       var bySequence: [UInt64: Acknowledged] = [:]

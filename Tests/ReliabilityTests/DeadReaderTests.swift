@@ -122,12 +122,12 @@ struct SlotsWorkload {
   /// Appends ``DeadReaders/appends`` events; returns how much the used part of the file grew.
   mutating func growth(_ store: EventStore?) async throws -> Int {
     let store = try #require(store)
-    let before = store.storageInfo().usedBytes
+    let before = try store.storageInfo().usedBytes
     for _ in 0..<Reliability.DeadReaders.appends {
       round += 1
       try await store.append([try NewEvent(SlotsRewritten(round: round))], to: "slots")
     }
-    return store.storageInfo().usedBytes - before
+    return try store.storageInfo().usedBytes - before
   }
 }
 

@@ -50,14 +50,12 @@ extension Reliability {
       // Opened with the tiny map too: LMDB then adopts the size the writer stored.
       var options = EventStore.Options.readOnlyAccess
       options.mapSize = initialMapSize
-      var store: EventStore? = try EventStore(
+      let opened = try EventStore(
         path: path, projections: RestaurantBookingSchema.projections, options: options)
-      let opened = try #require(store)
       let head = try opened.head()
-      let usedBytes = opened.storageInfo().usedBytes
+      let usedBytes = try opened.storageInfo().usedBytes
       let digest = try readLoopDigest(opened, through: readCount)
-      _ = consume opened  // the last strong reference but `store`, so that `close` can release it
-      await close(&store)
+      await opened.close()
       let audit = try await audit(
         path: path, projections: RestaurantBookingSchema.projections,
         acknowledged: Dictionary(acknowledged.map { ($0.sequence, $0) }) { first, _ in first })

@@ -56,15 +56,11 @@ extension EventStore.Options {
   }
 }
 
-/// Drops the last reference to a store and waits until it is closed, so that the environment can
-/// be opened again (LMDB forbids opening one environment twice in a process).
+/// Closes a store (``EventStore/close()``) and drops it, so that the environment can be opened
+/// again (LMDB forbids opening one environment twice in a process).
 func close(_ store: inout EventStore?) async {
-  weak let weakStore = store
+  await store?.close()
   store = nil
-  for _ in 0..<5_000 where weakStore != nil {
-    try? await Task.sleep(for: .milliseconds(1))
-  }
-  #expect(weakStore == nil, "the store was not released")
 }
 
 // MARK: - Child processes

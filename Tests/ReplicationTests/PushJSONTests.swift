@@ -12,7 +12,7 @@ struct PushJSONTests {
     var events: [OutgoingEvent] = []
     for (index, text) in strings.enumerated() {
       var payload: [UInt8] = []
-      ReplicationWire.appendQuoted(text, to: &payload)
+      JSONWriter.appendQuoted(text, to: &payload)
       events.append(
         Self.event(
           sequence: UInt64(index + 1), stream: "booking-\(text)", type: "Type\(text)",
@@ -39,7 +39,7 @@ struct PushJSONTests {
     }
     #expect(ReplicationWire.events([]) == Array("[]".utf8))
     var quoted: [UInt8] = []
-    ReplicationWire.appendQuoted("a\"b\\c\u{7}", to: &quoted)
+    JSONWriter.appendQuoted("a\"b\\c\u{7}", to: &quoted)
     #expect(String(decoding: quoted, as: UTF8.self) == #""a\"b\\c\u0007""#)
   }
 

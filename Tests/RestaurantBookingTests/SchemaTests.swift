@@ -42,7 +42,7 @@ struct SchemaTests {
     let schema = AppSchema.restaurantBooking
     #expect(schema.name == "restaurant-booking")
     #expect(schema.eventTypes.typeNames == RestaurantBookingSchema.eventTypes.typeNames)
-    #expect(schema.replicatedStreams == StreamSelection(prefixes: ["booking-"]))
+    #expect(schema.replicatedStreams == AppSchema.StreamSelection(prefixes: ["booking-"]))
     #expect(schema.isReplicated(RestaurantBookingStreams.booking(UUID())))
     #expect(!schema.isReplicated(RestaurantBookingStreams.catalog))
     let id = UUID()
@@ -96,7 +96,7 @@ struct SchemaTests {
 private enum Notes {
   static let schema = AppSchema(
     name: "notes", eventTypes: [NoteWritten.self], projections: [projection], admission: NoteRules(),
-    replicatedStreams: StreamSelection(prefixes: ["note-"]))
+    replicatedStreams: AppSchema.StreamSelection(prefixes: ["note-"]))
 
   static let projection = TableProjection<NoteRow>(
     name: "notes", version: 1, primaryKey: .text(\.text),

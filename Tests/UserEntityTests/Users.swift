@@ -30,7 +30,7 @@ extension AppSchema {
   /// The users module of an app's schema; the streams `user-<id>` are shared between devices.
   static let users = AppSchema(
     name: "users", eventTypes: [UserRegistered.self, UserRenamed.self, UserDeleted.self],
-    projections: [Users.projection], replicatedStreams: StreamSelection(prefixes: ["user-"]))
+    projections: [Users.projection], replicatedStreams: AppSchema.StreamSelection(prefixes: ["user-"]))
 }
 
 extension User {

@@ -115,7 +115,7 @@ final class RawPusher {
   let owner: String
   let batchSize: Int
   /// The replicated streams: the store's schema's, as `Replicator` takes them.
-  private let replicated: StreamSelection
+  private let replicated: AppSchema.StreamSelection
   private var prepared: Set<Int> = []
 
   init(connection: RawPQConnection, store: EventStore, owner: String, batchSize: Int) {
@@ -339,15 +339,15 @@ final class RawPusher {
   static func json(_ metadata: EventMetadata, into out: inout [UInt8]) {
     out.removeAll(keepingCapacity: true)
     out.append(contentsOf: #"{"origin":"#.utf8)
-    ReplicationWire.appendQuoted(metadata.origin, to: &out)
+    JSONWriter.appendQuoted(metadata.origin, to: &out)
     if let id = metadata.correlationID {
       out.append(contentsOf: #","correlationID":""#.utf8)
-      ReplicationWire.appendUUID(id, to: &out)
+      id.appendLowercased(to: &out)
       out.append(UInt8(ascii: "\""))
     }
     if let id = metadata.causationID {
       out.append(contentsOf: #","causationID":""#.utf8)
-      ReplicationWire.appendUUID(id, to: &out)
+      id.appendLowercased(to: &out)
       out.append(UInt8(ascii: "\""))
     }
     out.append(UInt8(ascii: "}"))
@@ -362,7 +362,7 @@ final class RawPuller {
   let owner: String
   let pageSize: Int
   /// As ``RawPusher``'s.
-  private let replicated: StreamSelection
+  private let replicated: AppSchema.StreamSelection
 
   init(connection: RawPQConnection, store: EventStore, owner: String, pageSize: Int) {
     self.connection = connection

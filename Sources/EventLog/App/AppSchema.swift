@@ -11,7 +11,7 @@
 ///   static let users = AppSchema(
 ///     name: "users", eventTypes: [UserRegistered.self, UserRenamed.self, UserDeleted.self],
 ///     projections: [Users.projection], admission: UserRules(),
-///     replicatedStreams: StreamSelection(prefixes: ["user-"]))
+///     replicatedStreams: AppSchema.StreamSelection(prefixes: ["user-"]))
 ///   static let app = AppSchema(name: "my-app", composing: [.restaurantBooking, .users])
 /// }
 /// let store = try EventStore(path: path, schema: .app)
@@ -30,9 +30,9 @@ public struct AppSchema: Sendable {
   public let projections: [any Projection]
   /// The streams whose events are shared with the owner's other devices (replication); the rest
   /// stay on the device.
-  public let replicatedStreams: StreamSelection
+  public let replicatedStreams: AppSchema.StreamSelection
   /// How stream IDs are shown and read back.
-  public let streamNames: StreamNames
+  public let streamNames: AppSchema.StreamNames
   /// The names of the modules' schemas, in order: this schema's own name when it composes none.
   public let modules: [String]
   /// Each event type's rules: the admission of the module that registers it.
@@ -60,8 +60,8 @@ public struct AppSchema: Sendable {
   ///   - streamNames: how its stream IDs are shown and read back.
   public init(
     name: String, eventTypes: [any EventPayload.Type], projections: [any Projection] = [],
-    admission: (any EventAdmission)? = nil, replicatedStreams: StreamSelection = .none,
-    streamNames: StreamNames = .verbatim
+    admission: (any EventAdmission)? = nil, replicatedStreams: AppSchema.StreamSelection = .none,
+    streamNames: AppSchema.StreamNames = .verbatim
   ) {
     let registry = EventTypeRegistry(eventTypes)
     let judge = admission ?? RegistryAdmission(registry: registry)
@@ -101,8 +101,8 @@ public struct AppSchema: Sendable {
     self.name = name
     self.eventTypes = registry
     self.projections = schemas.flatMap(\.projections)
-    self.replicatedStreams = schemas.reduce(StreamSelection.none) { $0.union($1.replicatedStreams) }
-    self.streamNames = StreamNames.combining(schemas.map(\.streamNames))
+    self.replicatedStreams = schemas.reduce(AppSchema.StreamSelection.none) { $0.union($1.replicatedStreams) }
+    self.streamNames = AppSchema.StreamNames.combining(schemas.map(\.streamNames))
     self.modules = schemas.flatMap(\.modules)
     self.rules = rules
     self.unknownTypes = nil

@@ -3,8 +3,8 @@ import Foundation
 /// A JSON value in the form payloads are rendered in: what ``PayloadJSONEncoder`` builds from a
 /// payload's type, what a ``PayloadLayout`` builds from a payload's bytes, and what a JSON
 /// payload parses into. One renderer writes all of them, so the text is the same whichever made
-/// the tree: keys sorted bytewise by their UTF-8, no white space, `"` `\` and control characters
-/// escaped (`\n`, `\t`… or `\u00XX`), nothing else (not `/`, not non-ASCII).
+/// the tree: keys sorted bytewise by their UTF-8, no white space, strings quoted by
+/// ``JSONWriter``'s rule.
 ///
 /// Numbers, `true` and `false` are kept as their literal text, so parsing then rendering keeps
 /// every digit of a number (a `UInt64` beyond 2⁵³, the shortest digits of a `Double`).
@@ -34,7 +34,7 @@ final class JSONNode {
     switch value {
     case .null: output += "null".utf8
     case .literal(let text): output += text.utf8
-    case .string(let text): Self.quote(text, into: &output)
+    case .string(let text): JSONWriter.appendQuoted(text, to: &output)
     case .array(let items):
       output.append(UInt8(ascii: "["))
       for (index, item) in items.enumerated() {
@@ -47,35 +47,12 @@ final class JSONNode {
       for (index, key) in members.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }).enumerated()
       {
         if index > 0 { output.append(UInt8(ascii: ",")) }
-        Self.quote(key, into: &output)
+        JSONWriter.appendQuoted(key, to: &output)
         output.append(UInt8(ascii: ":"))
         members[key]?.render(into: &output)
       }
       output.append(UInt8(ascii: "}"))
     }
-  }
-
-  /// `text` as a JSON string: `"` and `\` escaped, control characters as `\n`, `\t`… or `\u00XX`.
-  static func quote(_ text: String, into output: inout [UInt8]) {
-    let hex = Array("0123456789abcdef".utf8)
-    output.append(UInt8(ascii: "\""))
-    for byte in text.utf8 {
-      switch byte {
-      case UInt8(ascii: "\""): output += #"\""#.utf8
-      case UInt8(ascii: "\\"): output += #"\\"#.utf8
-      case 0x0A: output += #"\n"#.utf8
-      case 0x0D: output += #"\r"#.utf8
-      case 0x09: output += #"\t"#.utf8
-      case 0x08: output += #"\b"#.utf8
-      case 0x0C: output += #"\f"#.utf8
-      case ..<0x20:
-        output += [
-          UInt8(ascii: "\\"), UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 15)],
-        ]
-      default: output.append(byte)
-      }
-    }
-    output.append(UInt8(ascii: "\""))
   }
 
   // MARK: - Parsing

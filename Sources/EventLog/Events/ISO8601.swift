@@ -30,6 +30,12 @@ package enum ISO8601 {
     return text + "Z"
   }
 
+  /// `date` in a message (an error naming a date): ``string(from:)``'s text, or the seconds since
+  /// 1970 as a number when the date is not finite, which has no ISO 8601 text.
+  package static func messageString(from date: Date) -> String {
+    date.timeIntervalSince1970.isFinite ? string(from: date) : "\(date.timeIntervalSince1970)"
+  }
+
   /// The exact text of `date`: UTC, and the shortest fraction of a second that parses back
   /// (``date(from:)``) to the identical `Double` (`timeIntervalSinceReferenceDate`, which is what
   /// a `Date` is and what the binary format stores). A date made to the microsecond shows at

@@ -161,12 +161,18 @@ package struct PayloadTranscoder: Sendable {
     if let current, current > event.schemaVersion, let json = try? eventTypes.json(of: event) {
       return PayloadJSON(json: json, schemaVersion: current, form: .registered)
     }
-    let binary = JSONNode(
+    return PayloadJSON(json: binaryJSON(of: event), schemaVersion: event.schemaVersion, form: .binary)
+  }
+
+  /// `{"$binary":"<Base64>","$schemaVersion":n}` of `event`'s stored bytes
+  /// (``PayloadJSON/Form/binary``).
+  package static func binaryJSON(of event: RecordedEvent) -> Data {
+    JSONNode(
       .object([
         "$binary": JSONNode(.string(Data(event.payload).base64EncodedString())),
         "$schemaVersion": JSONNode(.literal(String(event.schemaVersion))),
-      ]))
-    return PayloadJSON(json: binary.rendered, schemaVersion: event.schemaVersion, form: .binary)
+      ])
+    ).rendered
   }
 
   /// The stored bytes of a payload rendered as `{"$binary": "<Base64>", "$schemaVersion": n}`

@@ -169,12 +169,12 @@ enum ProjectionEngine {
   static func firstDifference(
     projection: String, expected tables: [String: MemoryTable], actual databases: [String: Database],
     in txn: Transaction
-  ) throws -> ProjectionDifference? {
+  ) throws -> ReplayResult.Difference? {
     for name in tables.keys.sorted() {
       guard let table = tables[name], let database = databases[name] else { continue }
       let expected = table.sortedEntries()
       var index = 0
-      var difference: ProjectionDifference?
+      var difference: ReplayResult.Difference?
       try txn.withCursor(in: database) { cursor in
         var found = try cursor.move(.first)
         while found || index < expected.count {
@@ -184,7 +184,7 @@ enum ProjectionEngine {
           case (let live?, let replay?) where live == replay.key:
             let liveValue = [UInt8](cursor.value)
             if liveValue != replay.value {
-              difference = ProjectionDifference(
+              difference = ReplayResult.Difference(
                 projection: projection, table: name, key: live, replayed: replay.value, live: liveValue)
               return
             }
@@ -192,19 +192,19 @@ enum ProjectionEngine {
             found = try cursor.move(.next)
           case (let live?, let replay?):
             if live.lexicographicallyPrecedes(replay.key) {
-              difference = ProjectionDifference(
+              difference = ReplayResult.Difference(
                 projection: projection, table: name, key: live, replayed: nil, live: [UInt8](cursor.value))
             } else {
-              difference = ProjectionDifference(
+              difference = ReplayResult.Difference(
                 projection: projection, table: name, key: replay.key, replayed: replay.value, live: nil)
             }
             return
           case (let live?, nil):
-            difference = ProjectionDifference(
+            difference = ReplayResult.Difference(
               projection: projection, table: name, key: live, replayed: nil, live: [UInt8](cursor.value))
             return
           case (nil, let replay?):
-            difference = ProjectionDifference(
+            difference = ReplayResult.Difference(
               projection: projection, table: name, key: replay.key, replayed: replay.value, live: nil)
             return
           case (nil, nil):
@@ -218,29 +218,32 @@ enum ProjectionEngine {
   }
 }
 
-/// Where a replayed projection and the live one differ: the first differing entry.
-public struct ProjectionDifference: Sendable, Hashable, CustomStringConvertible {
-  /// The projection.
-  public var projection: String
-  /// The table.
-  public var table: String
-  /// The key of the entry.
-  public var key: [UInt8]
-  /// The replay's value; `nil` when the replay has no such entry.
-  public var replayed: [UInt8]?
-  /// The live value; `nil` when the live projection has no such entry.
-  public var live: [UInt8]?
+extension ReplayResult {
+  /// Where a replayed projection and the live one differ: the first differing entry.
+  public struct Difference: Sendable, Hashable, CustomStringConvertible {
+    /// The projection.
+    public var projection: String
+    /// The table.
+    public var table: String
+    /// The key of the entry.
+    public var key: [UInt8]
+    /// The replay's value; `nil` when the replay has no such entry.
+    public var replayed: [UInt8]?
+    /// The live value; `nil` when the live projection has no such entry.
+    public var live: [UInt8]?
 
-  /// The projection, table and key in hex, and which side lacks the entry or that the values differ.
-  public var description: String {
-    let keyText = key.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
-    let what: String
-    switch (replayed, live) {
-    case (nil, _): what = "present live but absent from the replay"
-    case (_, nil): what = "present in the replay but absent live"
-    default: what = "different values (replay \(replayed?.count ?? 0) bytes, live \(live?.count ?? 0) bytes)"
+    /// The projection, table and key in hex, and which side lacks the entry or that the values differ.
+    public var description: String {
+      let keyText = key.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+      let what: String
+      switch (replayed, live) {
+      case (nil, _): what = "present live but absent from the replay"
+      case (_, nil): what = "present in the replay but absent live"
+      default:
+        what = "different values (replay \(replayed?.count ?? 0) bytes, live \(live?.count ?? 0) bytes)"
+      }
+      return "projection '\(projection)' table '\(table)' key 0x\(keyText): \(what)"
     }
-    return "projection '\(projection)' table '\(table)' key 0x\(keyText): \(what)"
   }
 }
 

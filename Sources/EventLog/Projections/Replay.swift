@@ -174,14 +174,14 @@ extension EventStore {
   /// read transaction as the comparison), so the two are compared at the same point. Only the
   /// projections the environment holds are compared: ``uncheckedProjections()`` names the others
   /// (another app's, and ``absentProjections``).
-  public func firstDifference(from replay: ReplayResult) throws -> ProjectionDifference? {
+  public func firstDifference(from replay: ReplayResult) throws -> ReplayResult.Difference? {
     try firstDifference(from: replay, skipping: [])
   }
 
   /// ``firstDifference(from:)`` of the projections not named in `skipped`.
   func firstDifference(
     from replay: ReplayResult, skipping skipped: Set<String>
-  ) throws -> ProjectionDifference? {
+  ) throws -> ReplayResult.Difference? {
     try storage {
       try environment.read { txn in
         let head = try WriteBatch.head(in: txn, events: schema.events)
@@ -196,7 +196,7 @@ extension EventStore {
           if !emptyWithoutCheckpoint
             && (checkpoint?.sequence != head || checkpoint?.version != projection.version)
           {
-            return ProjectionDifference(
+            return ReplayResult.Difference(
               projection: projection.name, table: "(checkpoint)", key: Array(projection.name.utf8),
               replayed: Schema.encode(.init(version: projection.version, sequence: head)),
               live: stored.map(Schema.encode))

@@ -2,22 +2,24 @@ import Dispatch
 import Foundation
 import LMDB
 
-/// Where an appended event landed.
-public struct EventPosition: Sendable, Hashable {
-  /// The event's ID.
-  public var id: UUID
-  /// Its stream.
-  public var stream: StreamID
-  /// Its version within the stream.
-  public var version: UInt64
-  /// Its global sequence number.
-  public var sequence: UInt64
+extension AppendResult {
+  /// Where an appended event landed.
+  public struct Position: Sendable, Hashable {
+    /// The event's ID.
+    public var id: UUID
+    /// Its stream.
+    public var stream: StreamID
+    /// Its version within the stream.
+    public var version: UInt64
+    /// Its global sequence number.
+    public var sequence: UInt64
+  }
 }
 
 /// The outcome of an append.
 public struct AppendResult: Sendable, Hashable {
   /// The positions of the events, in the order they were given.
-  public var events: [EventPosition]
+  public var events: [Position]
   /// `true` when every event was stored already (by an earlier append with the same IDs) and
   /// nothing was written.
   public var alreadyStored: Bool
@@ -77,7 +79,7 @@ extension EventStore {
   @discardableResult
   public func append(_ appends: [StreamAppend]) async throws -> AppendResult {
     guard !options.readOnly else { throw EventStoreError.readOnly(path: path) }
-    writer.enter()
+    try writer.enter()
     defer { writer.leave() }
     if writer.claimForCaller() {
       let result = commit([appends])[0]
@@ -95,6 +97,8 @@ extension EventStore {
   /// Runs `body` on the writer, alone, after the appends queued before it.
   func exclusive<R: Sendable>(_ body: @escaping @Sendable () throws -> R) async throws -> R {
     guard !options.readOnly else { throw EventStoreError.readOnly(path: path) }
+    try writer.enter()
+    defer { writer.leave() }
     return try await withCheckedThrowingContinuation { continuation in
       enqueue(.exclusive({ continuation.resume(with: Result { try body() }) }))
     }
@@ -198,7 +202,7 @@ extension EventStore {
   }
 
   static func wrap(_ error: any Error) -> any Error {
-    if let error = error as? LMDBError { return EventStoreError.storage(error) }
+    if let error = error as? LMDBError { return EventStoreError(storage: error) }
     return error
   }
 }

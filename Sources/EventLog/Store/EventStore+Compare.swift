@@ -1,18 +1,20 @@
 import LMDB
 
-/// What ``EventStore/compare(with:)`` found: the first difference between the live projections
-/// and a replay, which projections it compared, and which it could not compare at the head.
-public struct ProjectionComparison {
-  /// The first entry where a compared projection differs from the replay, or `nil`.
-  public var difference: ProjectionDifference?
-  /// The projections compared with the replay at the head, in registration order.
-  public var compared: [String]
-  /// The projections not compared at the head, and why: another app's, the schema's own that
-  /// the environment does not hold, and those behind the head (compared as of their checkpoint).
-  public var notCompared: [UncheckedProjection]
+extension ReplayResult {
+  /// What ``EventStore/compare(with:)`` found: the first difference between the live projections
+  /// and a replay, which projections it compared, and which it could not compare at the head.
+  public struct Comparison {
+    /// The first entry where a compared projection differs from the replay, or `nil`.
+    public var difference: ReplayResult.Difference?
+    /// The projections compared with the replay at the head, in registration order.
+    public var compared: [String]
+    /// The projections not compared at the head, and why: another app's, the schema's own that
+    /// the environment does not hold, and those behind the head (compared as of their checkpoint).
+    public var notCompared: [VerificationReport.UncheckedProjection]
 
-  /// Whether nothing differs and every projection was compared at the head.
-  public var isCompleteMatch: Bool { difference == nil && notCompared.isEmpty }
+    /// Whether nothing differs and every projection was compared at the head.
+    public var isCompleteMatch: Bool { difference == nil && notCompared.isEmpty }
+  }
 }
 
 extension EventStore {
@@ -21,14 +23,14 @@ extension EventStore {
   /// A projection of the schema whose checkpoint is at the head is compared at the head
   /// (``firstDifference(from:)``). One behind the head (another build appended without it, and
   /// pinned its checkpoint, `Docs/OnDiskFormat.md`) is compared as of its checkpoint, with a
-  /// replay through it, and named in ``ProjectionComparison/notCompared``: the next writable open
+  /// replay through it, and named in ``ReplayResult/Comparison/notCompared``: the next writable open
   /// catches it up. Another app's projections and the schema's own that the environment does not
   /// hold are named there too (``uncheckedProjections()``).
   /// - Parameter replay: a replay of this store's projections (``replay(through:progress:)``
   ///   without a limit); events appended since are folded in first.
   /// - Returns: the first difference, and what was and was not compared.
   /// - Throws: ``EventStoreError`` for a storage failure or a damaged event.
-  public func compare(with replay: ReplayResult) throws -> ProjectionComparison {
+  public func compare(with replay: ReplayResult) throws -> ReplayResult.Comparison {
     let behind = try behindProjections()
     var difference = try firstDifference(from: replay, skipping: Set(behind.keys))
     var notCompared = try uncheckedProjections()
@@ -38,13 +40,14 @@ extension EventStore {
       for name in names.sorted() {
         let version = projections.first { $0.name == name }?.version
         notCompared.append(
-          UncheckedProjection(name: name, version: version, reason: .behind(checkpoint: checkpoint)))
+          VerificationReport.UncheckedProjection(
+            name: name, version: version, reason: .behind(checkpoint: checkpoint)))
       }
       guard difference == nil else { continue }
       difference = try differenceBehind(names, at: checkpoint)
     }
     let compared = projections.map(\.name).filter { projectionDatabases[$0] != nil && behind[$0] == nil }
-    return ProjectionComparison(difference: difference, compared: compared, notCompared: notCompared)
+    return ReplayResult.Comparison(difference: difference, compared: compared, notCompared: notCompared)
   }
 
   /// The schema's projections in the environment whose checkpoint (of the code's version) is an
@@ -67,7 +70,7 @@ extension EventStore {
 
   /// The first difference between the live tables of the projections `names`, all checkpointed at
   /// `checkpoint`, and a replay through it; `nil` also for a projection caught up meanwhile.
-  private func differenceBehind(_ names: [String], at checkpoint: UInt64) throws -> ProjectionDifference? {
+  private func differenceBehind(_ names: [String], at checkpoint: UInt64) throws -> ReplayResult.Difference? {
     let replay = try self.replay(through: checkpoint)
     return try storage {
       try environment.read { txn in

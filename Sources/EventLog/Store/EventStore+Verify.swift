@@ -36,70 +36,74 @@ public struct VerificationReport: Sendable, Hashable {
   public var isComplete: Bool { uncheckedProjections.isEmpty && uncheckedEvents.isEmpty }
 }
 
-/// A projection that a store cannot check, and why: it is neither damage nor a match.
-public struct UncheckedProjection: Sendable, Hashable, CustomStringConvertible {
-  /// Why a projection is not checked.
-  public enum Reason: Sendable, Hashable {
-    /// The environment holds it, but the store's schema does not know it (another app's).
-    case unknownToThisBuild
-    /// The store's schema has it, but the environment does not hold it (opened read-only; written
-    /// by an app without it, or before it existed): the next writable open builds it.
-    case notInEnvironment
-    /// It has folded the log only through event `checkpoint`: another build appended without it
-    /// since (and pinned its checkpoint there). It is compared as of that event; the next
-    /// writable open catches it up.
-    case behind(checkpoint: UInt64)
-  }
-
-  /// The projection's name.
-  public var name: String
-  /// Its stored version, when the environment holds it.
-  public var version: UInt32?
-  /// Why it is not checked.
-  public var reason: Reason
-
-  /// Creates the entry.
-  public init(name: String, version: UInt32?, reason: Reason) {
-    self.name = name
-    self.version = version
-    self.reason = reason
-  }
-
-  /// Why, in words: `this build does not know it` or `not in this environment: …`.
-  public var explanation: String {
-    switch reason {
-    case .unknownToThisBuild: "this build does not know it"
-    case .notInEnvironment: "not in this environment (written without it; a writable open builds it)"
-    case .behind(let checkpoint):
-      "behind the head: folded through event \(checkpoint), another build appended since (compared as of "
-        + "event \(checkpoint); the next writable open catches it up)"
+extension VerificationReport {
+  /// A projection that a store cannot check, and why: it is neither damage nor a match.
+  public struct UncheckedProjection: Sendable, Hashable, CustomStringConvertible {
+    /// Why a projection is not checked.
+    public enum Reason: Sendable, Hashable {
+      /// The environment holds it, but the store's schema does not know it (another app's).
+      case unknownToThisBuild
+      /// The store's schema has it, but the environment does not hold it (opened read-only; written
+      /// by an app without it, or before it existed): the next writable open builds it.
+      case notInEnvironment
+      /// It has folded the log only through event `checkpoint`: another build appended without it
+      /// since (and pinned its checkpoint there). It is compared as of that event; the next
+      /// writable open catches it up.
+      case behind(checkpoint: UInt64)
     }
-  }
 
-  /// `projection 'users' (version 1): this build does not know it`.
-  public var description: String {
-    "projection '\(name)'\(version.map { " (version \($0))" } ?? ""): \(explanation)"
+    /// The projection's name.
+    public var name: String
+    /// Its stored version, when the environment holds it.
+    public var version: UInt32?
+    /// Why it is not checked.
+    public var reason: Reason
+
+    /// Creates the entry.
+    public init(name: String, version: UInt32?, reason: Reason) {
+      self.name = name
+      self.version = version
+      self.reason = reason
+    }
+
+    /// Why, in words: `this build does not know it` or `not in this environment: …`.
+    public var explanation: String {
+      switch reason {
+      case .unknownToThisBuild: "this build does not know it"
+      case .notInEnvironment: "not in this environment (written without it; a writable open builds it)"
+      case .behind(let checkpoint):
+        "behind the head: folded through event \(checkpoint), another build appended since (compared as of "
+          + "event \(checkpoint); the next writable open catches it up)"
+      }
+    }
+
+    /// `projection 'users' (version 1): this build does not know it`.
+    public var description: String {
+      "projection '\(name)'\(version.map { " (version \($0))" } ?? ""): \(explanation)"
+    }
   }
 }
 
-/// Events of one type that a store could not check against their app's rules.
-public struct UncheckedEvents: Sendable, Hashable, CustomStringConvertible {
-  /// The event type.
-  public var type: String
-  /// How many events of the type.
-  public var count: UInt64
-  /// Why, for the first of them (the admission's words): `this build does not know the event type 'UserRegistered'`.
-  public var reason: String
+extension VerificationReport {
+  /// Events of one type that a store could not check against their app's rules.
+  public struct UncheckedEvents: Sendable, Hashable, CustomStringConvertible {
+    /// The event type.
+    public var type: String
+    /// How many events of the type.
+    public var count: UInt64
+    /// Why, for the first of them (the admission's words): `this build does not know the event type 'UserRegistered'`.
+    public var reason: String
 
-  /// Creates the entry.
-  public init(type: String, count: UInt64, reason: String) {
-    self.type = type
-    self.count = count
-    self.reason = reason
+    /// Creates the entry.
+    public init(type: String, count: UInt64, reason: String) {
+      self.type = type
+      self.count = count
+      self.reason = reason
+    }
+
+    /// `3 UserRegistered event(s): this build does not know the event type 'UserRegistered'`.
+    public var description: String { "\(count) \(type) event(s): \(reason)" }
   }
-
-  /// `3 UserRegistered event(s): this build does not know the event type 'UserRegistered'`.
-  public var description: String { "\(count) \(type) event(s): \(reason)" }
 }
 
 extension EventStore {
@@ -130,9 +134,10 @@ extension EventStore {
     let skippedSequences = try storage {
       try environment.read { txn in try schema.skippedSequences(from: 1, through: head, in: txn) }
     }
-    var unchecked: [String: UncheckedEvents] = [:]
+    var unchecked: [String: VerificationReport.UncheckedEvents] = [:]
     func noteUnchecked(_ type: String, _ reason: String) {
-      unchecked[type, default: UncheckedEvents(type: type, count: 0, reason: reason)].count += 1
+      unchecked[type, default: VerificationReport.UncheckedEvents(type: type, count: 0, reason: reason)]
+        .count += 1
     }
     var streamVersions: [String: UInt64] = [:]
     var expected: UInt64 = 1
@@ -222,7 +227,7 @@ extension EventStore {
   /// The projections this store cannot check: those the environment holds that its schema does
   /// not know (with their stored versions), then the schema's own that the environment does not
   /// hold (``absentProjections``).
-  public func uncheckedProjections() throws -> [UncheckedProjection] {
+  public func uncheckedProjections() throws -> [VerificationReport.UncheckedProjection] {
     try storage { try environment.read { txn in try uncheckedProjections(in: txn).map(\.projection) } }
   }
 
@@ -230,9 +235,9 @@ extension EventStore {
   /// not readable).
   private func uncheckedProjections(
     in txn: Transaction
-  ) throws -> [(projection: UncheckedProjection, checkpoint: Schema.Checkpoint?)] {
+  ) throws -> [(projection: VerificationReport.UncheckedProjection, checkpoint: Schema.Checkpoint?)] {
     let known = Set(projections.map(\.name))
-    var found: [(UncheckedProjection, Schema.Checkpoint?)] = []
+    var found: [(VerificationReport.UncheckedProjection, Schema.Checkpoint?)] = []
     try txn.withCursor(in: schema.checkpoints) { cursor in
       var more = try cursor.move(.first)
       while more {
@@ -241,7 +246,8 @@ extension EventStore {
           let checkpoint = Schema.decodeCheckpoint(cursor.value)
           found.append(
             (
-              UncheckedProjection(name: name, version: checkpoint?.version, reason: .unknownToThisBuild),
+              VerificationReport.UncheckedProjection(
+                name: name, version: checkpoint?.version, reason: .unknownToThisBuild),
               checkpoint
             ))
         }
@@ -249,7 +255,8 @@ extension EventStore {
       }
     }
     for name in absentProjections {
-      found.append((UncheckedProjection(name: name, version: nil, reason: .notInEnvironment), nil))
+      found.append(
+        (VerificationReport.UncheckedProjection(name: name, version: nil, reason: .notInEnvironment), nil))
     }
     return found
   }
@@ -317,10 +324,10 @@ extension EventStore {
 
   /// Checks each projection's checkpoint against the head of the same read transaction, then the
   /// projections against a replay (``compare(with:)``).
-  /// - Returns: the projections it could not check at the head (``ProjectionComparison/notCompared``).
+  /// - Returns: the projections it could not check at the head (``ReplayResult/Comparison/notCompared``).
   private func verifyProjections(
     damaged: Bool, report: (UInt64?, String) -> Void
-  ) throws -> [UncheckedProjection] {
+  ) throws -> [VerificationReport.UncheckedProjection] {
     let unchecked = try storage {
       try environment.read { txn in
         let head = try WriteBatch.head(in: txn, events: schema.events)

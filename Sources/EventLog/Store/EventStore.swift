@@ -22,6 +22,15 @@ import Synchronization
 /// that registers a projection catches it up (on open and before its next append) if another
 /// process appended without it.
 public final class EventStore: Sendable {
+  /// When a commit reaches the disk.
+  public enum Durability: Sendable {
+    /// Flushed (`fsync`) on every commit: a returned append survives a power loss.
+    case durable
+    /// Not flushed: a returned append survives a crash of the process but maybe not a power loss.
+    /// For tests and bulk loads.
+    case noSync
+  }
+
   /// How a store is opened.
   public struct Options: Sendable {
     /// The initial LMDB map size in bytes; it grows on demand.
@@ -31,7 +40,7 @@ public final class EventStore: Sendable {
     /// The maximum number of concurrent readers across processes.
     public var maxReaders: Int = 126
     /// Whether each commit is flushed to disk before the append returns.
-    public var durability: Environment.Durability = .durable
+    public var durability: Durability = .durable
     /// Open an existing environment read-only: appends fail, projections are not caught up.
     public var readOnly = false
     /// How far past its used pages the data file is kept written with zeros, in bytes, when
@@ -131,7 +140,11 @@ public final class EventStore: Sendable {
     environmentOptions.maximumMapSize = max(options.maximumMapSize, options.mapSize)
     environmentOptions.maxReaders = options.maxReaders
     environmentOptions.maxDatabases = 16 + projections.reduce(0) { $0 + $1.tables.count }
-    environmentOptions.durability = options.durability
+    environmentOptions.durability =
+      switch options.durability {
+      case .durable: .durable
+      case .noSync: .noSync
+      }
     environmentOptions.readOnly = options.readOnly
     environmentOptions.preallocation = options.preallocation
     environmentOptions.onWriteLockWait = options.onWriteLockWait
@@ -336,8 +349,9 @@ public final class EventStore: Sendable {
   }
 
   /// The map size, the bytes in use and the reader slots.
-  public func storageInfo() -> StorageInfo {
-    let info = environment.info()
+  /// - Throws: ``EventStoreError/closed`` after ``close()``.
+  public func storageInfo() throws -> StorageInfo {
+    let info = try storage { try environment.info() }
     return StorageInfo(
       mapSize: info.mapSize, usedBytes: (info.lastPage + 1) * info.pageSize, readers: info.readers)
   }

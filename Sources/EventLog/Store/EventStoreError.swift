@@ -3,13 +3,13 @@ import LMDB
 
 /// Everything that can go wrong in the event store, with the stream, event or path it concerns.
 ///
-/// Match a case with its context (`catch EventStoreError.wrongExpectedVersion(let stream, _, _)`),
-/// or its kind alone with its ``Code``, as GRDB matches result codes:
+/// Match a case with its context (`catch EventStoreError.wrongExpectedVersion(let stream, _, _)`)
+/// or without it, and an LMDB failure by its code, as GRDB matches result codes:
 ///
 /// ```swift
 /// do {
 ///   try await store.append(events, to: stream, expectedVersion: .exactly(version))
-/// } catch EventStoreError.Code.wrongExpectedVersion {
+/// } catch EventStoreError.wrongExpectedVersion {
 ///   // reload and try again
 /// } catch LMDBError.Code.noSpace {
 ///   // the disk is full (an LMDBError, or one wrapped as EventStoreError.storage)
@@ -150,6 +150,18 @@ extension EventStoreError {
   }
 }
 
+extension EventStoreError: LMDBWrapping {
+  /// The LMDB error of ``storage(_:)``, or of a projection failure caused by one.
+  public var lmdbError: LMDBError? {
+    switch self {
+    case .storage(let error): error
+    case .projectionFailed(_, _, let underlying), .payloadDecoding(_, _, let underlying):
+      (underlying as? LMDBError) ?? (underlying as? EventStoreError)?.lmdbError
+    default: nil
+    }
+  }
+}
+
 /// Whether two errors are of one type and equal: by `==` when the type is `Equatable`, else by
 /// their descriptions.
 func sameError(_ a: any Error, _ b: any Error) -> Bool {
@@ -162,12 +174,21 @@ extension Equatable {
   fileprivate func isEqual(to other: Any) -> Bool { (other as? Self).map { $0 == self } ?? false }
 }
 
-/// Runs `body`, turning an ``LMDBError`` into ``EventStoreError/storage(_:)``.
+extension EventStoreError {
+  /// The store's error for a failure of LMDB: ``closed`` when the environment was closed,
+  /// ``storage(_:)`` otherwise.
+  init(storage error: LMDBError) {
+    self = error.code == .closed ? .closed : .storage(error)
+  }
+}
+
+/// Runs `body`, turning an ``LMDBError`` into ``EventStoreError/storage(_:)`` (or
+/// ``EventStoreError/closed``).
 @inline(__always) @discardableResult
 func storage<R>(_ body: () throws -> R) throws -> R {
   do {
     return try body()
   } catch let error as LMDBError {
-    throw EventStoreError.storage(error)
+    throw EventStoreError(storage: error)
   }
 }

@@ -233,7 +233,7 @@ struct WriteBatch {
 
     // 4. Write events, stream index, ID index, projections.
     if !foreignFollowing.isEmpty { try pinForeignCheckpoints() }
-    var positions: [EventPosition] = []
+    var positions: [AppendResult.Position] = []
     positions.reserveCapacity(total)
     var idEntries: [(id: UUID, sequence: UInt64)] = []
     idEntries.reserveCapacity(total)
@@ -245,7 +245,8 @@ struct WriteBatch {
         let recorded = try write(event, to: append.stream, streamKey: streamKey, version: version)
         idEntries.append((event.id, recorded.sequence))
         positions.append(
-          EventPosition(id: event.id, stream: append.stream, version: version, sequence: recorded.sequence))
+          AppendResult.Position(
+            id: event.id, stream: append.stream, version: version, sequence: recorded.sequence))
         if !targets.isEmpty { try ProjectionEngine.apply(recorded, to: targets) }
       }
     }
@@ -393,7 +394,7 @@ struct WriteBatch {
 
   /// The positions of events already stored, read back from their records.
   private func storedResult(_ sequences: [UInt64]) throws -> AppendResult {
-    var positions: [EventPosition] = []
+    var positions: [AppendResult.Position] = []
     for sequence in sequences {
       let event = try withUnsafeBytes(of: sequence) { key in
         try txn.withValue(forKey: key, in: store.schema.events) {
@@ -404,7 +405,7 @@ struct WriteBatch {
         throw EventStoreError.corruptedRecord(sequence: sequence, reason: "indexed by its ID but not stored")
       }
       positions.append(
-        EventPosition(id: event.id, stream: event.stream, version: event.version, sequence: sequence))
+        AppendResult.Position(id: event.id, stream: event.stream, version: event.version, sequence: sequence))
     }
     return AppendResult(events: positions, alreadyStored: true)
   }

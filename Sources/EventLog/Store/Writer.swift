@@ -31,6 +31,20 @@ final class Writer: Sendable {
     var inFlight = 0
     /// The writer sleeps until a job arrives (``waitForJob(until:)``).
     var writerWaiting = false
+    /// ``close()`` was called: ``enter()`` refuses new work.
+    var closed = false
+    /// The callers of ``close()`` waiting for the work in flight to end.
+    var idleWaiters: [CheckedContinuation<Void, Never>] = []
+
+    /// Nothing in flight, queued or committing.
+    var isIdle: Bool { inFlight == 0 && !busy && jobs.isEmpty }
+
+    /// The ``close()`` callers to resume, when the writer is closed and idle.
+    mutating func takeIdleWaiters() -> [CheckedContinuation<Void, Never>] {
+      guard closed, isIdle, !idleWaiters.isEmpty else { return [] }
+      defer { idleWaiters = [] }
+      return idleWaiters
+    }
 
     /// Removes and returns the append jobs before the first job of another kind.
     mutating func takeLeadingAppends() -> [PendingAppend] {
@@ -62,11 +76,38 @@ final class Writer: Sendable {
     return start
   }
 
-  /// Counts an append in flight, until ``leave()``.
-  func enter() { state.withLock { $0.inFlight += 1 } }
+  /// Counts an append (or an exclusive job) in flight, until ``leave()``.
+  /// - Throws: ``EventStoreError/closed`` after ``close()``.
+  func enter() throws(EventStoreError) {
+    try state.withLock { state throws(EventStoreError) in
+      guard !state.closed else { throw .closed }
+      state.inFlight += 1
+    }
+  }
 
   /// Ends what ``enter()`` began.
-  func leave() { state.withLock { $0.inFlight -= 1 } }
+  func leave() {
+    let waiters = state.withLock { state in
+      state.inFlight -= 1
+      return state.takeIdleWaiters()
+    }
+    for waiter in waiters { waiter.resume() }
+  }
+
+  /// Refuses new work (``enter()`` throws from now on) and returns once the work in flight has
+  /// ended: the appends and jobs that entered before, queued ones included, are committed first.
+  /// Calling it again waits the same way.
+  func close() async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+      let idle = state.withLock { state in
+        state.closed = true
+        if state.isIdle { return true }
+        state.idleWaiters.append(continuation)
+        return false
+      }
+      if idle { continuation.resume() }
+    }
+  }
 
   /// Claims the writer for a commit on the caller's thread: only when this append is the only one
   /// in flight, no commit is running and no job waits. Concurrent appends go through the queue,
@@ -83,13 +124,15 @@ final class Writer: Sendable {
   /// - Returns: `true` when jobs queued meanwhile: the writer stays claimed and the caller must
   ///   start a drain for them.
   func releaseClaim() -> Bool {
-    state.withLock { state in
+    let (drain, waiters) = state.withLock { state in
       if state.jobs.isEmpty {
         state.busy = false
-        return false
+        return (false, state.takeIdleWaiters())
       }
-      return true
+      return (true, [])
     }
+    for waiter in waiters { waiter.resume() }
+    return drain
   }
 
   /// The number of waiting jobs.
@@ -127,17 +170,19 @@ final class Writer: Sendable {
 
   /// Takes the next work, in the order the jobs came; `nil` (and the drain ends) when no job waits.
   func takeNext() -> Work? {
-    state.withLock { state in
+    let (work, waiters) = state.withLock { state -> (Work?, [CheckedContinuation<Void, Never>]) in
       guard let first = state.jobs.first else {
         state.busy = false
-        return nil
+        return (nil, state.takeIdleWaiters())
       }
       if case .exclusive(let body) = first {
         state.jobs.removeFirst()
-        return .exclusive(body)
+        return (.exclusive(body), [])
       }
-      return .appends(state.takeLeadingAppends())
+      return (.appends(state.takeLeadingAppends()), [])
     }
+    for waiter in waiters { waiter.resume() }
+    return work
   }
 
   /// Takes the appends that wait before any job of another kind, for a commit already running

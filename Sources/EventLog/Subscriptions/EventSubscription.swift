@@ -4,7 +4,8 @@
 /// Iteration reads the log itself by sequence number, so there is no gap and no duplicate
 /// between catching up and going live. Events appended by this process arrive as soon as they
 /// commit; those of other processes within ``EventStore/Options/subscriptionPollInterval``.
-/// Iteration ends (returns `nil`) when the task is cancelled.
+/// Iteration ends (returns `nil`) when the task is cancelled or the store is closed
+/// (``EventStore/close()``).
 public struct EventSubscription: AsyncSequence, Sendable {
   /// A subscription yields the recorded events, in sequence order.
   public typealias Element = RecordedEvent
@@ -24,9 +25,13 @@ public struct EventSubscription: AsyncSequence, Sendable {
     var buffer: [RecordedEvent] = []
     var index = 0
 
-    /// The next event, waiting for it if needed; `nil` once the task is cancelled.
+    /// The next event, waiting for it if needed; `nil` once the task is cancelled or the store
+    /// is closed.
     /// - Throws: ``EventStoreError`` when a record is damaged.
     public mutating func next() async throws -> RecordedEvent? {
+      // Counted while it runs, so that the store's `close()` waits for it to end.
+      guard store.notifier.beginNext() else { return nil }
+      defer { store.notifier.endNext() }
       while true {
         if index < buffer.count {
           let event = buffer[index]
@@ -34,7 +39,7 @@ public struct EventSubscription: AsyncSequence, Sendable {
           next = event.sequence + 1
           return event
         }
-        if Task.isCancelled { return nil }
+        if Task.isCancelled || store.notifier.isClosed { return nil }
         buffer = try store.events(from: next, limit: 512)
         index = 0
         if buffer.isEmpty {
@@ -54,7 +59,7 @@ extension EventStore {
 
 extension EventStore {
   /// The changes `transform` finds in the events committed from now on, as a stream that ends
-  /// when its consumer stops (a repository's `changes()`).
+  /// when its consumer stops or the store closes (a repository's `changes()`).
   ///
   /// ```swift
   /// func changes() -> AsyncThrowingStream<UserChange, any Error> {
@@ -64,7 +69,8 @@ extension EventStore {
   /// - Parameter transform: the change an event records, or `nil` to skip the event; an error
   ///   it throws ends the stream with that error.
   /// - Returns: the stream of changes, in commit order; it finishes with the error of a failed
-  ///   read of the log, and ends when its consumer stops iterating.
+  ///   read of the log (``EventStoreError/closed`` when the store is closed already), and ends
+  ///   when its consumer stops iterating or ``close()`` is called.
   public func changes<Change: Sendable>(
     _ transform: @escaping @Sendable (RecordedEvent) throws -> Change?
   ) -> AsyncThrowingStream<Change, any Error> {

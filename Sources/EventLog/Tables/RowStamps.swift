@@ -249,7 +249,7 @@ extension TableSchema {
   }
 
   /// The primary key of the row `effect` acts on.
-  private static func key(of effect: RowEffect<Row>, primaryKey: KeyColumn<Row>) -> [UInt8] {
+  private static func key(of effect: RowEffect<Row>, primaryKey: TableKey.Column<Row>) -> [UInt8] {
     switch effect {
     case .create(let row): KeyBuilder.withKey({ primaryKey.write(row, &$0) }) { Array($0) }
     case .update(let key, _), .delete(let key): key.bytes

@@ -11,7 +11,7 @@ public struct TableIndex<Row>: Sendable {
   /// The index's table name (`by-name`): `a-z`, `0-9`, `.`, `_`, `-`.
   public let name: String
   /// How the index's key is made from a row.
-  public let key: KeyColumn<Row>
+  public let key: TableKey.Column<Row>
   /// Whether the index holds a copy of each row.
   public let storesRows: Bool
   /// Writes the index's key of a row from its stored bytes, without decoding the row: an optional
@@ -27,7 +27,7 @@ public struct TableIndex<Row>: Sendable {
   ///   - keyOfStoredRow: an optional fast path: writes the same key as `key` does, read from the
   ///     row's stored bytes. A test should check that the two agree.
   public init(
-    _ name: String, _ key: KeyColumn<Row>, storesRows: Bool = false,
+    _ name: String, _ key: TableKey.Column<Row>, storesRows: Bool = false,
     keyOfStoredRow: (@Sendable (UnsafeRawBufferPointer, inout KeyBuilder) throws -> Void)? = nil
   ) {
     self.name = name

@@ -93,7 +93,7 @@ public struct TableKey: Hashable, Sendable, Comparable, CustomStringConvertible 
 }
 
 /// Writes a key's parts into scratch memory, in ``TableKey``'s encodings: what the table engine,
-/// ``KeyColumn``'s custom columns and index extractors write keys with, without an array.
+/// ``TableKey/Column``'s custom columns and index extractors write keys with, without an array.
 ///
 /// A key longer than ``TableKey/maximumLength`` is not written past its end: the builder notes
 /// that it ``overflowed`` and the engine refuses the key.

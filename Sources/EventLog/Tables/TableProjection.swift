@@ -75,7 +75,7 @@ public struct TableProjection<Row: TableRow>: Projection {
   ///   - handlers: what each event type does; other events are ignored.
   ///   - hook: an optional first look at each event (a fast path, or the extra tables).
   public init(
-    name: String, version: UInt32, rowTable: String = "by-id", primaryKey: KeyColumn<Row>,
+    name: String, version: UInt32, rowTable: String = "by-id", primaryKey: TableKey.Column<Row>,
     indexes: [TableIndex<Row>] = [], extraTables: [String] = [], handlers: [TableHandler<Row>],
     hook: Hook? = nil
   ) {
@@ -102,7 +102,7 @@ public struct TableProjection<Row: TableRow>: Projection {
   /// The table of rows under their primary keys.
   public var rowTable: String { schema.rowTable }
   /// How a row's primary key is made.
-  public var primaryKey: KeyColumn<Row> { schema.primaryKey }
+  public var primaryKey: TableKey.Column<Row> { schema.primaryKey }
   /// The ordered indexes.
   public var indexes: [TableIndex<Row>] { schema.indexes }
 
@@ -155,7 +155,7 @@ public struct TableProjection<Row: TableRow>: Projection {
 /// Everything a ``TableProjection`` is made of, shared by its copies, writers and readers.
 @usableFromInline
 final class TableSchema<Row: TableRow>: Sendable {
-  @usableFromInline let primaryKey: KeyColumn<Row>
+  @usableFromInline let primaryKey: TableKey.Column<Row>
   @usableFromInline let indexes: [TableIndex<Row>]
   @usableFromInline let extraTables: [String]
   @usableFromInline let handlers: [TableHandler<Row>]
@@ -166,7 +166,7 @@ final class TableSchema<Row: TableRow>: Sendable {
   @usableFromInline let layout: TableLayout
 
   init(
-    projection: String, rowTable: String, primaryKey: KeyColumn<Row>, indexes: [TableIndex<Row>],
+    projection: String, rowTable: String, primaryKey: TableKey.Column<Row>, indexes: [TableIndex<Row>],
     extraTables: [String], handlers: [TableHandler<Row>], hook: TableProjection<Row>.Hook?
   ) {
     self.primaryKey = primaryKey

@@ -73,7 +73,7 @@ public struct EventLogApp: Sendable {
   var eventTypes: EventTypeRegistry { schema.eventTypes }
 
   /// How stream IDs are shown and read back.
-  var streamNames: StreamNames { schema.streamNames }
+  var streamNames: AppSchema.StreamNames { schema.streamNames }
 
   /// The rules for events that come from elsewhere (imports refuse an event that breaks them).
   var admission: (any EventAdmission)? { schema.admission }

@@ -115,7 +115,7 @@ struct ImportCommand: CLICommand {
       }
       guard ids.insert(entry.event.id).inserted else {
         throw CommandFailure(
-          "line \(number): event id \(entry.event.id.uuidString.lowercased()) appears twice")
+          "line \(number): event id \(entry.event.id.lowercasedString) appears twice")
       }
       // The domain's rules (`Docs/Domain.md`): an event that breaks them is refused; one this
       // build cannot read (a newer app's, pulled before the backup) is stored and skipped, and
@@ -130,7 +130,7 @@ struct ImportCommand: CLICommand {
           payload: entry.event.payload)
         if case .invalid(let reason) = admission.verdict(for: recorded) {
           throw CommandFailure(
-            "line \(number): event \(entry.event.id.uuidString.lowercased()) (seq \(entry.sequence)) breaks the domain's rules: \(reason)"
+            "line \(number): event \(entry.event.id.lowercasedString) (seq \(entry.sequence)) breaks the domain's rules: \(reason)"
           )
         }
       }

@@ -93,7 +93,7 @@ struct ReplayCommand: CLICommand {
   }
 
   /// `{"name", "version", "reason"}` of a projection left out of the comparison.
-  static func json(_ projection: UncheckedProjection) -> JSONValue {
+  static func json(_ projection: VerificationReport.UncheckedProjection) -> JSONValue {
     .object([
       ("name", .string(projection.name)),
       ("version", projection.version.map { JSONValue.uint(UInt64($0)) } ?? .null),

@@ -335,7 +335,7 @@ struct RemoteStatusCommand: CLICommand {
       let (info, mark) = try await replicator.serverStatus(onRetry: context.retryNotice)
       serverView = (transport.server, info, mark)
     }
-    let device = status.device.map { $0.uuidString.lowercased() }
+    let device = status.device.map { $0.lowercasedString }
     func notes(_ notes: [ServerEventNote]) -> JSONValue {
       .array(
         notes.map { note in
@@ -348,7 +348,7 @@ struct RemoteStatusCommand: CLICommand {
     if json {
       let rejected = status.rejected.map { rejection in
         JSONValue.object([
-          ("seq", .uint(rejection.sequence)), ("id", .optional(rejection.id?.uuidString.lowercased())),
+          ("seq", .uint(rejection.sequence)), ("id", .optional(rejection.id?.lowercasedString)),
           ("reason", .string(UUIDText.lowercased(rejection.reason))),
         ])
       }

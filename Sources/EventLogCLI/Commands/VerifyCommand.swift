@@ -128,7 +128,7 @@ struct StatsCommand: CLICommand {
       return true
     }
     progress.finish()
-    let info = store.storageInfo()
+    let info = try store.storageInfo()
     let fileSize =
       (try? FileManager.default.attributesOfItem(atPath: store.path + "/data.mdb")[.size] as? Int) ?? 0
     let sortedTypes = types.sorted { $0.key < $1.key }

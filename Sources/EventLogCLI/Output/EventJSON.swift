@@ -15,16 +15,18 @@ import Foundation
 /// without the types stores the same binary records (`Docs/OnDiskFormat.md`).
 ///
 /// Every UUID is written in lower case: the event's ID, the metadata's, those inside the payload
-/// (``EventTypeRegistry/json(of:)``) and those inside stream names (``StreamNames``).
+/// (``EventTypeRegistry/json(of:)``) and those inside stream names (``AppSchema/StreamNames``).
 enum EventJSON {
   static func line(
-    _ event: RecordedEvent, payloads: PayloadTranscoder, streams: StreamNames, skipped: SkippedEvent? = nil
+    _ event: RecordedEvent, payloads: PayloadTranscoder, streams: AppSchema.StreamNames,
+    skipped: SkippedEvent? = nil
   ) throws -> String {
     value(event, payloads: payloads, streams: streams, skipped: skipped).rendered()
   }
 
   static func value(
-    _ event: RecordedEvent, payloads: PayloadTranscoder, streams: StreamNames, skipped: SkippedEvent? = nil
+    _ event: RecordedEvent, payloads: PayloadTranscoder, streams: AppSchema.StreamNames,
+    skipped: SkippedEvent? = nil
   ) -> JSONValue {
     let payload = payloads.json(of: event)
     var members: [(String, JSONValue)] = [
@@ -82,7 +84,7 @@ enum EventJSON {
   /// Parses one exported line back into the event to append and the sequence, stream and
   /// version it claims.
   ///
-  /// UUIDs are read in either case, and a stream's name as ``StreamNames/stored`` reads it. A
+  /// UUIDs are read in either case, and a stream's name as ``AppSchema/StreamNames/stored`` reads it. A
   /// line's `"layout"` is added to `payloads` before its payload is read, so that the payloads of
   /// a type this build does not know become binary again (`PayloadTranscoder`); one that
   /// neither the types nor a layout read is kept as JSON (``PayloadEncoding/json``).
@@ -97,7 +99,8 @@ enum EventJSON {
   /// - Throws: ``CommandFailure`` naming the line number and the field; for text that is not
   ///   JSON (RFC 8259, `StrictJSON`), also the column and the byte offset in the file.
   static func parse(
-    _ line: Substring, number: Int, offset: Int = 0, payloads: inout PayloadTranscoder, streams: StreamNames
+    _ line: Substring, number: Int, offset: Int = 0, payloads: inout PayloadTranscoder,
+    streams: AppSchema.StreamNames
   ) throws -> (
     sequence: UInt64, stream: StreamID, version: UInt64, event: NewEvent,
     skipped: (kind: SkippedEvent.Kind, reason: String)?

@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 /// A JSON value that renders its object keys in the order given, so that output (and `export`)
@@ -19,56 +20,39 @@ public enum JSONValue: Sendable, Equatable {
   /// A string, or `null` for `nil`.
   public static func optional(_ text: String?) -> JSONValue { text.map(JSONValue.string) ?? .null }
 
-  /// The compact rendering (no spaces, no newline).
+  /// The compact rendering (no spaces, no newline), strings quoted by the package's one rule
+  /// (`JSONWriter` in `EventLog`).
   public func rendered() -> String {
-    var output = ""
+    var output: [UInt8] = []
     render(into: &output)
-    return output
+    return String(decoding: output, as: UTF8.self)
   }
 
-  private func render(into output: inout String) {
+  private func render(into output: inout [UInt8]) {
     switch self {
-    case .null: output += "null"
-    case .bool(let value): output += value ? "true" : "false"
-    case .int(let value): output += String(value)
-    case .uint(let value): output += String(value)
-    case .string(let value): Self.quote(value, into: &output)
-    case .raw(let value): output += value
+    case .null: output += "null".utf8
+    case .bool(let value): output += (value ? "true" : "false").utf8
+    case .int(let value): output += String(value).utf8
+    case .uint(let value): output += String(value).utf8
+    case .string(let value): JSONWriter.appendQuoted(value, to: &output)
+    case .raw(let value): output += value.utf8
     case .array(let values):
-      output += "["
+      output.append(UInt8(ascii: "["))
       for (index, value) in values.enumerated() {
-        if index > 0 { output += "," }
+        if index > 0 { output.append(UInt8(ascii: ",")) }
         value.render(into: &output)
       }
-      output += "]"
+      output.append(UInt8(ascii: "]"))
     case .object(let members):
-      output += "{"
+      output.append(UInt8(ascii: "{"))
       for (index, (key, value)) in members.enumerated() {
-        if index > 0 { output += "," }
-        Self.quote(key, into: &output)
-        output += ":"
+        if index > 0 { output.append(UInt8(ascii: ",")) }
+        JSONWriter.appendQuoted(key, to: &output)
+        output.append(UInt8(ascii: ":"))
         value.render(into: &output)
       }
-      output += "}"
+      output.append(UInt8(ascii: "}"))
     }
-  }
-
-  private static func quote(_ text: String, into output: inout String) {
-    output += "\""
-    for scalar in text.unicodeScalars {
-      switch scalar {
-      case "\"": output += "\\\""
-      case "\\": output += "\\\\"
-      case "\n": output += "\\n"
-      case "\r": output += "\\r"
-      case "\t": output += "\\t"
-      case let c where c.value < 0x20:
-        let hex = String(c.value, radix: 16)
-        output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-      default: output.unicodeScalars.append(scalar)
-      }
-    }
-    output += "\""
   }
 
   /// The text of the value of `key` in the top level of the JSON object `text`, as written.

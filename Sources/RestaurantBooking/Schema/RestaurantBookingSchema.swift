@@ -20,8 +20,8 @@ extension AppSchema {
   public static let restaurantBooking = AppSchema(
     name: "restaurant-booking", eventTypes: RestaurantBookingSchema.eventTypeList,
     projections: [RestaurantsProjection(), BookingsProjection()], admission: RestaurantBookingAdmission(),
-    replicatedStreams: StreamSelection(prefixes: [RestaurantBookingStreams.bookingPrefix]),
-    streamNames: StreamNames(
+    replicatedStreams: AppSchema.StreamSelection(prefixes: [RestaurantBookingStreams.bookingPrefix]),
+    streamNames: AppSchema.StreamNames(
       displayed: RestaurantBookingStreams.displayName(of:), stored: RestaurantBookingStreams.stream(named:)))
 }
 

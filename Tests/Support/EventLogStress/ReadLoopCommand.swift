@@ -88,7 +88,7 @@ struct ReadLoopCommand: StressCommand {
           throw StressFailure("re-reading from \(first) returned \(events.count) events, not \(first)…")
         }
       }
-      let mapSize = store.storageInfo().mapSize
+      let mapSize = try store.storageInfo().mapSize
       if mapSize != lastMapSize { Output.line("map \(mapSize)") }
       lastMapSize = mapSize
       if next > untilHead {

@@ -132,7 +132,7 @@ public enum Reviews {
     eventTypes: [
       ReviewPosted.self, ReviewRated.self, ReviewRetitled.self, ReviewReworded.self, ReviewDeleted.self,
     ],
-    projections: [projection], replicatedStreams: StreamSelection(prefixes: ["review-"]))
+    projections: [projection], replicatedStreams: AppSchema.StreamSelection(prefixes: ["review-"]))
 
   /// The rows the convergent rule gives `events`, worked out without the table engine (the
   /// checks' oracle): for each review, its events sorted by stamp (recorded-at to the microsecond,

@@ -28,11 +28,11 @@ public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible, L
   public var description: String {
     switch self {
     case .unknownRestaurant(let id):
-      "field 'restaurantID': no restaurant \(id.uuidString.lowercased()) in the catalog"
+      "field 'restaurantID': no restaurant \(id.lowercasedString) in the catalog"
     case .unknownBooking(let id):
-      "no booking \(id.uuidString.lowercased())"
+      "no booking \(id.lowercasedString)"
     case .alreadyDeleted(let id):
-      "booking \(id.uuidString.lowercased()) is already deleted"
+      "booking \(id.lowercasedString) is already deleted"
     case .partySizeOutOfRange(let size, let allowed):
       "field 'partySize': \(size) is outside \(allowed.lowerBound)...\(allowed.upperBound)"
     case .emptyCustomerName:
@@ -42,15 +42,7 @@ public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible, L
     case .catalogBusy(let attempts):
       "the restaurant catalog kept changing while booking (\(attempts) attempts)"
     case .duplicateBooking(let id):
-      "booking \(id.uuidString.lowercased()) is created already: a second BookingCreated of it is refused"
+      "booking \(id.lowercasedString) is created already: a second BookingCreated of it is refused"
     }
-  }
-}
-
-/// Dates in error messages.
-enum ISO8601Text {
-  static func string(_ date: Date) -> String {
-    date.timeIntervalSince1970.isFinite
-      ? EventLog.ISO8601.string(from: date) : "\(date.timeIntervalSince1970)"
   }
 }

@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 /// The rules a new booking must follow.
@@ -38,14 +39,15 @@ public enum BookingRules {
     guard !name.isEmpty else { throw .emptyCustomerName }
     let seconds = date.timeIntervalSince1970
     guard seconds.isFinite else {
-      throw .invalidDate(ISO8601Text.string(date), reason: "is not a finite date")
+      throw .invalidDate(ISO8601.messageString(from: date), reason: "is not a finite date")
     }
     guard date >= now else {
       throw .invalidDate(
-        ISO8601Text.string(date), reason: "is in the past (now is \(ISO8601Text.string(now)))")
+        ISO8601.messageString(from: date),
+        reason: "is in the past (now is \(ISO8601.messageString(from: now)))")
     }
     guard date <= latestDate else {
-      throw .invalidDate(ISO8601Text.string(date), reason: "is after year 9999")
+      throw .invalidDate(ISO8601.messageString(from: date), reason: "is after year 9999")
     }
     let trimmedNotes = notes?.trimmingCharacters(in: .whitespacesAndNewlines)
     return (name, trimmedNotes?.isEmpty == false ? trimmedNotes : nil)

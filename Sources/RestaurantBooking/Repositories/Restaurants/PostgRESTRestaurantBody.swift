@@ -111,7 +111,7 @@ private struct RowDTO: Decodable {
     guard let uuid = UUID(uuidString: idText) else {
       throw .invalidRow(index: index, id: nil, field: "id", reason: "'\(idText.prefix(80))' is not a UUID")
     }
-    let shownID = uuid.uuidString.lowercased()
+    let shownID = uuid.lowercasedString
     let name = try Self.string(name, "name", index: index, id: shownID)
     guard !name.allSatisfy(\.isWhitespace) else {
       throw .invalidRow(index: index, id: shownID, field: "name", reason: "is empty")

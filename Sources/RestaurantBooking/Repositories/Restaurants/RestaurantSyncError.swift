@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 /// Why a refresh of the restaurant catalog failed. Nothing was appended.
@@ -51,7 +52,7 @@ public enum RestaurantSyncError: Error, Equatable, Sendable, CustomStringConvert
     case .invalidRow(let index, let id, let field, let reason):
       "row \(index)\(id.map { " (id \($0))" } ?? ""): field '\(field)' \(reason)"
     case .duplicateID(let id, let index, let firstIndex):
-      "row \(index) (id \(id.uuidString.lowercased())): duplicate id, first seen at row \(firstIndex)"
+      "row \(index) (id \(id.lowercasedString)): duplicate id, first seen at row \(firstIndex)"
     case .responseTooLarge(let limit, let offset):
       "the page at offset \(offset) is larger than the limit of \(limit) bytes"
     case .tooManyRows(let limit):
