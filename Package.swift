@@ -85,12 +85,14 @@ let package = Package(
       providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
     ),
     // Workloads against eventlog, raw LMDB, an append-only LMDB log, SQLite, the naive refresh and
-    // hand-written libpq; the replicate workloads start a throwaway PostgreSQL (PostgresTestSupport).
+    // hand-written libpq; the replicate workloads start a throwaway PostgreSQL (PostgresTestSupport),
+    // and reach it through HTTPS too, with the PostgREST stand-in in front (PostgRESTTestSupport).
     .executableTarget(
       name: "EventLogBenchmarks",
       dependencies: [
         "EventLog", "RestaurantBooking", "Checksum", "TestKit", "CLMDB", "CSQLite", "CLibPQ", "Postgres",
-        "Replication", "ReplicationPostgres", "PostgresTestSupport",
+        "Replication", "ReplicationPostgres", "PostgresTestSupport", "ReplicationSupabase",
+        "PostgRESTTestSupport",
       ],
       path: "Benchmarks/EventLogBenchmarks"
     ),
@@ -173,7 +175,8 @@ let package = Package(
     .testTarget(
       name: "ReliabilityTests", dependencies: ["EventLog", "RestaurantBooking", "LMDB", "TestKit"]),
     // The benchmark's own checks: every system rebuilds the same read models (fingerprints), and
-    // both replicate systems store and pull the same rows (against a throwaway PostgreSQL).
+    // the replicate systems (libpq, hand-written libpq, HTTPS through the PostgREST stand-in) store
+    // and pull the same rows (against a throwaway PostgreSQL).
     .testTarget(
       name: "BenchmarkTests", dependencies: ["EventLogBenchmarks", "TestKit", "CLMDB", "PostgresTestSupport"]),
     // Damage, hostile remotes, secrets and permissions, decoder fuzz regressions, model check.

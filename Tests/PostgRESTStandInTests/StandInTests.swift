@@ -346,6 +346,16 @@ struct StandInTests {
       try await narrow.post("echo", #"{"p_text":"x"}"#).status == 200, "the connection is back in the pool")
   }
 
+  @Test("with keepsRequests off, requests are answered and none is kept")
+  func noLog() async throws {
+    let fixture = try Fixture { $0.keepsRequests = false }
+    defer { fixture.stop() }
+    let token = fixture.project.accessToken(for: UUID())
+    let response = try await fixture.post("echo", #"{"p_text":"x"}"#, token: token)
+    #expect(response.status == 200)
+    #expect(fixture.project.standIn.requests.isEmpty)
+  }
+
   @Test("the request log names headers but never shows a credential")
   func log() async throws {
     let fixture = try Fixture()

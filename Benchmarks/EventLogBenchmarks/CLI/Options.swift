@@ -23,9 +23,10 @@ struct Options: Sendable {
                                [--batch-size N] [--ids 7|4] [--system NAME]… [--work-dir DIR] [--allow-debug]
                                [--list] [WORKLOAD…]
 
-    Runs the workloads of GUIDE 3.3 against eventlog, lmdb-raw, lmdb-append, sqlite, seed and libpq-raw,
-    each measurement in a child process, and prints a table of rates and ratios to eventlog. The
-    replicate workloads start a throwaway PostgreSQL server (fsync off) for the run and stop it at the end.
+    Runs the workloads of GUIDE 3.3 against eventlog, lmdb-raw, lmdb-append, sqlite, seed, libpq-raw and
+    eventlog-https, each measurement in a child process, and prints a table of rates and ratios to eventlog.
+    The replicate workloads start a throwaway PostgreSQL server (fsync off) for the run and stop it at the
+    end; eventlog-https reaches it through the HTTPS transport and the PostgREST stand-in of the test support.
 
     ARGUMENTS:
       WORKLOAD…          workloads to run: a name or a prefix (append, replay, replicate, …); all by default
@@ -42,7 +43,7 @@ struct Options: Sendable {
       --ids 7|4          the fixtures' event and booking IDs: version 7, time-ordered, as the library makes
                          them (default), or version 4, random, as it made them before
       --system NAME      only this system (repeatable): eventlog, lmdb-raw, lmdb-append, sqlite, seed,
-                         libpq-raw
+                         libpq-raw, eventlog-https
       --work-dir DIR     scratch directory for the stores (default: a new one in $TMPDIR); use a real disk
       --allow-debug      run even in a debug build (numbers are then meaningless)
       --list             list the workloads and their systems

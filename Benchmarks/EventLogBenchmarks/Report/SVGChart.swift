@@ -6,7 +6,7 @@ import Foundation
 enum SVGChart {
   static let colors: [String: String] = [
     "lmdb-raw": "#1f77b4", "lmdb-append": "#7f7f7f", "sqlite": "#d62728", "seed": "#ff7f0e",
-    "libpq-raw": "#2ca02c",
+    "libpq-raw": "#2ca02c", "eventlog-https": "#9467bd",
   ]
 
   static func render(_ results: [Measurement], environment: BenchmarkEnvironment) -> String {

@@ -16,7 +16,7 @@ enum TableReport {
     lines.append(
       "load average \(environment.loadAverageAtStart) at start, \(environment.loadAverageAtEnd) at end")
     let header =
-      Format.padded("system", 12) + Format.padded("rate/s", 11, right: true)
+      Format.padded("system", 15) + Format.padded("rate/s", 11, right: true)
       + Format.padded("spread (min–max)", 22, right: true)
       + Format.padded("×eventlog", 11, right: true) + Format.padded("×lmdb-append", 14, right: true)
       + Format.padded("median", 11, right: true) + Format.padded("CPU/op", 10, right: true)
@@ -34,7 +34,7 @@ enum TableReport {
           let spread =
             "\(Format.rate(row.spread.minOpsPerSecond)) – \(Format.rate(row.spread.maxOpsPerSecond))"
           lines.append(
-            "  " + Format.padded(row.system, 12)
+            "  " + Format.padded(row.system, 15)
               + Format.padded(Format.rate(row.opsPerSecond), 11, right: true)
               + Format.padded(spread, 22, right: true)
               + Format.padded(Format.ratio(row.ratioToEventlog), 11, right: true)

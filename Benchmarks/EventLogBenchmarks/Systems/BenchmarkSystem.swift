@@ -41,6 +41,7 @@ enum Systems {
     case .sqlite: SQLiteSystem()
     case .seed: SeedSystem()
     case .libpqRaw: LibPQRawSystem()
+    case .eventlogHTTPS: EventLogHTTPSSystem()
     }
   }
 }

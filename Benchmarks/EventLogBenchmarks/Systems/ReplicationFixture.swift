@@ -16,17 +16,23 @@ import TestKit
 /// - `replicate.pull` starts from a server database holding those N events, pushed once by
 ///   ``Replicator/push(progress:onRetry:shouldStop:)`` with the domain's event types (so the
 ///   server holds their JSON payloads, as a device's push leaves them) from such a log; the
-///   fixture directory records the database and its roles (``serverFile``). Every run pulls it
+///   fixture directory records the database and its roles (``serverFile``). The same log is then
+///   pushed through the HTTPS transport into a Supabase project's database on the same server
+///   (``APIDatabase``, ``apiServerFile``), for `eventlog-https`. Every run pulls one of them
 ///   into a fresh local log.
 ///
 /// `eventlog` connects as a customer role (neither a superuser nor the database's owner), as a
-/// device does; `libpq-raw` as the database's owner (``ReplicationDatabase``). Local logs are
-/// durable during the runs, as users run them.
+/// device does; `libpq-raw` as the database's owner (``ReplicationDatabase``); `eventlog-https`
+/// reaches a Supabase project's database through the PostgREST stand-in, as a signed-in user.
+/// Local logs are durable during the runs, as users run them.
 enum ReplicationFixture {
   /// The fixture's local log (`replicate.push`).
   static let localLog = "local"
   /// The fixture's server database, as JSON (`replicate.pull`).
   static let serverFile = "server.json"
+  /// The fixture's Supabase project database for `eventlog-https` (``APIDatabase``), as JSON
+  /// (`replicate.pull`).
+  static let apiServerFile = "api-server.json"
 
   /// Opens a local log as the `eventlog` command does, with the domain's schema (its projections,
   /// admission, event types and replicated streams).
@@ -56,6 +62,19 @@ enum ReplicationFixture {
         description: "the pull fixture's push stored \(summary.pushed) of \(size) events")
     }
     try JSONEncoder().encode(database).write(to: URL(fileURLWithPath: path + "/" + serverFile))
+    // The same events for `eventlog-https`, in a Supabase project's database on the same server,
+    // pushed through its API as the user's: the same log pushed again (the new server has no mark
+    // of the device, so the whole outbox goes), so that the rows differ only by their owner.
+    let api = try APIDatabase.create(on: server)
+    defer { api.stop() }
+    let https = try api.transport()
+    defer { https.close() }
+    let apiSummary = try await Replicator(store: store, transport: https).push()
+    guard apiSummary.pushed == size else {
+      throw BenchmarkServer.Failure(
+        description: "the pull fixture's push through the API stored \(apiSummary.pushed) of \(size) events")
+    }
+    try JSONEncoder().encode(api.record).write(to: URL(fileURLWithPath: path + "/" + apiServerFile))
     FileSystem.remove(local)  // the server holds the fixture now
   }
 
@@ -69,9 +88,19 @@ enum ReplicationFixture {
     /// A fresh copy of `fixture`'s local log in `directory`, opened durable, and a fresh server
     /// database.
     init(fixture: String, directory: String) throws {
+      let server = try BenchmarkServer.attached()
+      try self.init(
+        fixture: fixture, directory: directory, server: server,
+        database: try ReplicationDatabase.create(on: server, for: try BenchmarkServer.customer(on: server)))
+    }
+
+    /// A fresh copy of `fixture`'s local log in `directory`, opened durable, to be pushed into
+    /// `database` (fresh; `eventlog-https`: a Supabase project's, ``APIDatabase``).
+    init(fixture: String, directory: String, server: PostgresTestServer, database: ReplicationDatabase) throws
+    {
       try FileSystem.copyDirectory(fixture + "/" + ReplicationFixture.localLog, to: directory)
-      server = try BenchmarkServer.attached()
-      database = try ReplicationDatabase.create(on: server, for: try BenchmarkServer.customer(on: server))
+      self.server = server
+      self.database = database
       store = try ReplicationFixture.open(directory, durable: true)
     }
 

@@ -16,7 +16,7 @@ enum Workload: String, CaseIterable, Sendable, Codable {
     case .appendConcurrent: [.eventlog, .lmdbRaw, .sqlite]
     case .syncDiff: [.eventlog, .seed, .sqlite]
     case .readAll: [.eventlog, .lmdbRaw, .sqlite]
-    case .replicatePush, .replicatePull: [.eventlog, .libpqRaw]
+    case .replicatePush, .replicatePull: [.eventlog, .libpqRaw, .eventlogHTTPS]
     }
   }
 
@@ -58,7 +58,9 @@ enum Workload: String, CaseIterable, Sendable, Codable {
 
   /// Whether every system starts from one fixture, built once (by the library, before any system
   /// is measured) instead of one per system: the replicate workloads, whose local logs carry a
-  /// random device ID and whose server database is the same for every system.
+  /// random device ID and whose server database is the same for every system (`eventlog-https`
+  /// reaches the same events in a Supabase project's database on the same server, made with the
+  /// fixture: ``ReplicationFixture``).
   var sharesFixture: Bool { needsServer }
 
   /// Whether the workload talks to the PostgreSQL server that the parent starts for the run.
@@ -93,6 +95,9 @@ enum SystemID: String, CaseIterable, Sendable, Codable {
   case sqlite
   case seed
   case libpqRaw = "libpq-raw"
+  /// eventlog's `Replicator` through the HTTPS transport (`SupabaseTransport`) and the PostgREST
+  /// stand-in of the test support, over the same server (replicate workloads only).
+  case eventlogHTTPS = "eventlog-https"
 }
 
 /// `append.concurrent`: how many tasks (or threads) append at once.

@@ -74,6 +74,9 @@ public final class PostgRESTStandIn: Sendable {
     public var host = "127.0.0.1"
     /// The port, or 0 for one the system assigns (kept across ``stop()`` and ``start()``).
     public var port: UInt16 = 0
+    /// Whether each request is kept for ``PostgRESTStandIn/requests`` (its body included). The
+    /// benchmark turns it off: a long push's bodies would otherwise stay in memory.
+    public var keepsRequests = true
 
     /// Creates a configuration with the defaults above.
     /// - Parameters:

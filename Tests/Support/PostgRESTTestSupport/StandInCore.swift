@@ -70,7 +70,7 @@ final class StandInCore: Sendable {
     var entry = LoggedRequest(
       method: request.method, path: request.path, function: route.function,
       headers: Self.redacted(request.headers),
-      body: String(decoding: request.body, as: UTF8.self))
+      body: configuration.keepsRequests ? String(decoding: request.body, as: UTF8.self) : "")
     let fault = takeFault(for: route.function)
     entry.fault = fault
     switch fault {
@@ -103,7 +103,10 @@ final class StandInCore: Sendable {
     }
   }
 
-  private func record(_ entry: LoggedRequest) { log.withLock { $0.append(entry) } }
+  private func record(_ entry: LoggedRequest) {
+    guard configuration.keepsRequests else { return }
+    log.withLock { $0.append(entry) }
+  }
 
   /// The answer to `request`, noting in `entry` the role, the subject, the error code and whether
   /// it committed.
