@@ -77,8 +77,8 @@ public struct RestaurantBookingCommands: EventLogPlugin {
   /// - Returns: `restaurants` then `bookings`.
   /// - Throws: an error reading the replayed tables.
   public func replayedState(_ replay: EventStore.ReplayResult) throws -> [ReplayedState] {
-    let restaurants = try RestaurantQueries.all(in: replay.projection(RestaurantQueries.projection))
-    let bookings = try BookingQueries.all(in: replay.projection(BookingQueries.projection))
+    let restaurants = try RestaurantQueries.all(in: replay)
+    let bookings = try BookingQueries.all(in: replay)
     return [
       ReplayedState(
         name: "restaurants", json: .array(restaurants.map(DomainJSON.restaurant)),

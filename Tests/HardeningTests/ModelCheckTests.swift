@@ -295,8 +295,8 @@ struct ModelRun {
   func replay() throws {
     let store = store!
     let replay = try store.replay()
-    let replayedRestaurants = try RestaurantQueries.all(in: replay.projection(RestaurantQueries.projection))
-    let replayedBookings = try BookingQueries.all(in: replay.projection(BookingQueries.projection))
+    let replayedRestaurants = try RestaurantQueries.all(in: replay)
+    let replayedBookings = try BookingQueries.all(in: replay)
     guard replayedRestaurants == expectedRestaurants() else {
       throw ModelMismatch("replayed restaurants differ")
     }

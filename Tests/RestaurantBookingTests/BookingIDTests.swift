@@ -61,7 +61,7 @@ struct BookingIDTests {
     #expect(try await fixture.bookings.booking(id: oldID)?.customerName == "Grace")
     #expect(try await fixture.bookings.getAll().map(\.id) == [new.id, oldID])
     try expectProjectionsMatchReplay(fixture.store)
-    let replayed = try BookingQueries.all(in: fixture.store.replay().projection(BookingQueries.projection))
+    let replayed = try BookingQueries.all(in: fixture.store.replay())
     #expect(replayed.map(\.id) == [new.id, oldID])
 
     try await fixture.bookings.delete(id: oldID)
@@ -99,7 +99,7 @@ struct BookingsProjectionUpgradeTests {
     let path = dir.environment()
     var created: [BookingCreated] = []
     var old: EventStore? = try EventStore(
-      path: path, projections: [RestaurantsProjection(), VersionOne()], options: .fast)
+      path: path, projections: [RestaurantsProjection.table, VersionOne()], options: .fast)
     if let store = old {
       for days in [4.0, 1, 3] {
         let event = BookingCreated(

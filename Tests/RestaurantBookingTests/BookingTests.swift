@@ -63,7 +63,7 @@ struct BookingTests {
     }
     let expected = created.sorted { ($0.date, $0.id.uuidString) < ($1.date, $1.id.uuidString) }
     #expect(try await fixture.bookings.getAll() == expected)
-    let replayed = try BookingQueries.all(in: fixture.store.replay().projection(BookingQueries.projection))
+    let replayed = try BookingQueries.all(in: fixture.store.replay())
     #expect(replayed == expected)
     try expectProjectionsMatchReplay(fixture.store)
   }

@@ -12,7 +12,7 @@ struct BookingsHookTests {
   /// Every entry of the bookings' tables.
   static func tables(_ view: ProjectionReader) throws -> [String: [[UInt8]: [UInt8]]] {
     var result: [String: [[UInt8]: [UInt8]]] = [:]
-    for table in BookingsProjection().tables {
+    for table in BookingsProjection.table.tables {
       var entries: [[UInt8]: [UInt8]] = [:]
       try view.forEach(in: table) { key, value in
         entries[Array(key)] = Array(value)
@@ -29,7 +29,7 @@ struct BookingsHookTests {
     let fastDirectory = TemporaryDirectory()
     let simpleDirectory = TemporaryDirectory()
     let fast = try EventStore(
-      path: fastDirectory.environment(), projections: [BookingsProjection()], options: .fast)
+      path: fastDirectory.environment(), projections: [BookingsProjection.table], options: .fast)
     let simple = try EventStore(
       path: simpleDirectory.environment(), projections: [BookingsProjection.table(fastPath: false)],
       options: .fast)

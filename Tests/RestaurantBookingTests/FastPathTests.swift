@@ -86,7 +86,7 @@ struct RestaurantsProjectionTests {
     ]
     for event in events { try await store.append([try NewEvent(event)], to: catalog) }
     #expect(try Self.nameKeys(store) == [ProjectionKeys.name("Zeta", id: a)])
-    let all = try store.read { try RestaurantQueries.all(in: $0.projection(RestaurantQueries.projection)) }
+    let all = try store.read { try RestaurantQueries.all(in: $0) }
     #expect(all.map(\.name) == ["Zeta"])
     #expect(all.first?.cuisine.rawValue == "Thai")
     #expect(try store.firstDifference(from: store.replay()) == nil)

@@ -94,7 +94,7 @@ struct EventLogSystem: BenchmarkSystem {
 
   /// The outcome line of an append workload: events in the log, bookings in the read model.
   static func appendOutcome(_ store: EventStore) throws -> String {
-    let bookings = try store.read { try BookingQueries.count(in: $0.projection(BookingQueries.projection)) }
+    let bookings = try store.read { try BookingQueries.count(in: $0) }
     return "events=\(try store.head()) bookings=\(bookings)"
   }
 
@@ -103,13 +103,11 @@ struct EventLogSystem: BenchmarkSystem {
   static func outcome(
     of replay: EventStore.ReplayResult, restaurants: [Restaurant], bookings: [Booking]
   ) throws -> String {
-    let restaurantView = try replay.projection(RestaurantQueries.projection)
-    let bookingView = try replay.projection(BookingQueries.projection)
-    return try ReadModelFingerprint.outcome(
-      restaurantsByName: restaurants, restaurantCount: RestaurantQueries.count(in: restaurantView),
-      restaurant: { try RestaurantQueries.restaurant(id: $0, in: restaurantView) },
-      bookingsByDate: bookings, bookingCount: BookingQueries.count(in: bookingView),
-      booking: { try BookingQueries.booking(id: $0, in: bookingView) })
+    try ReadModelFingerprint.outcome(
+      restaurantsByName: restaurants, restaurantCount: RestaurantQueries.count(in: replay),
+      restaurant: { try RestaurantQueries.restaurant(id: $0, in: replay) },
+      bookingsByDate: bookings, bookingCount: BookingQueries.count(in: replay),
+      booking: { try BookingQueries.booking(id: $0, in: replay) })
   }
 
   func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws {
@@ -186,8 +184,8 @@ struct EventLogSystem: BenchmarkSystem {
       return PreparedRun(operations: size) {
         // The replay, then the two orders as the repositories list them (`eventlog replay --json`).
         let replay = try store.replay()
-        box.restaurants = try RestaurantQueries.all(in: replay.projection(RestaurantQueries.projection))
-        box.bookings = try BookingQueries.all(in: replay.projection(BookingQueries.projection))
+        box.restaurants = try RestaurantQueries.all(in: replay)
+        box.bookings = try BookingQueries.all(in: replay)
         box.result = replay
       } finish: {
         guard let replay = box.result else { return "no replay" }
@@ -207,7 +205,7 @@ struct EventLogSystem: BenchmarkSystem {
       } finish: {
         guard let s = box.summary else { return "no refresh" }
         let catalog = try store.read {
-          try RestaurantQueries.allByID(in: $0.projection(RestaurantQueries.projection))
+          try RestaurantQueries.allByID(in: $0)
         }
         return "added=\(s.added) updated=\(s.updated) removed=\(s.removed) unchanged=\(s.unchanged) "
           + ReadModelFingerprint.outcome(restaurants: catalog)

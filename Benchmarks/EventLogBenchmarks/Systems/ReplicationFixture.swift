@@ -199,14 +199,12 @@ enum ReplicationFixture {
       return true
     }
     let models = try store.read { view -> String in
-      let restaurants = try view.projection(RestaurantQueries.projection)
-      let bookings = try view.projection(BookingQueries.projection)
-      return try ReadModelFingerprint.outcome(
-        restaurantsByName: RestaurantQueries.all(in: restaurants),
-        restaurantCount: RestaurantQueries.count(in: restaurants),
-        restaurant: { try RestaurantQueries.restaurant(id: $0, in: restaurants) },
-        bookingsByDate: BookingQueries.all(in: bookings), bookingCount: BookingQueries.count(in: bookings),
-        booking: { try BookingQueries.booking(id: $0, in: bookings) })
+      try ReadModelFingerprint.outcome(
+        restaurantsByName: RestaurantQueries.all(in: view),
+        restaurantCount: RestaurantQueries.count(in: view),
+        restaurant: { try RestaurantQueries.restaurant(id: $0, in: view) },
+        bookingsByDate: BookingQueries.all(in: view), bookingCount: BookingQueries.count(in: view),
+        booking: { try BookingQueries.booking(id: $0, in: view) })
     }
     let cursor = try replica.pullCursor()
     return "events=\(count) cursor=\(cursor.position) "

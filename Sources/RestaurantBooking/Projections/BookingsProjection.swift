@@ -1,7 +1,7 @@
 import EventLog
 import Foundation
 
-/// The bookings: by ID and in date order. A `TableProjection` of `BookingRow`s.
+/// The bookings: by ID and in date order, a `TableProjection` of `BookingRow`s (``table``).
 ///
 /// Tables (keys in `TableKey`'s encodings):
 /// - `by-id`: 16 ID bytes → `BookingRow`.
@@ -21,9 +21,9 @@ import Foundation
 /// build the same tables.
 ///
 /// A booking stays when its restaurant is removed: it keeps the restaurant's name.
-public struct BookingsProjection: Projection {
+enum BookingsProjection {
   /// The projection's name.
-  public static let name = "bookings"
+  static let name = "bookings"
   static let byID = "by-id"
   static let byDate = "by-date"
 
@@ -42,7 +42,7 @@ public struct BookingsProjection: Projection {
     .delete(BookingDeleted.self, key: \.bookingID),
   ]
 
-  /// The projection with the fast path.
+  /// The projection, with the fast path: what `AppSchema.restaurantBooking` folds.
   static let table = table(fastPath: true)
 
   /// The projection, with or without the hook (tests compare the two).
@@ -50,27 +50,5 @@ public struct BookingsProjection: Projection {
     TableProjection(
       name: name, version: 2, rowTable: byID, primaryKey: .uuid(\.id), indexes: [dateIndex],
       handlers: handlers, hook: fastPath ? Self.fastPath : nil)
-  }
-
-  /// The table projection, held by every copy (reading the static for each event would retain it).
-  private let projection = Self.table
-
-  /// The projection's name, `bookings`.
-  public var name: String { Self.name }
-  /// The version of the table projection: raising it rebuilds the tables on open.
-  public var version: UInt32 { projection.version }
-  /// The projection's tables: `by-id` and `by-date`.
-  public var tables: [String] { projection.tables }
-
-  /// Creates the projection.
-  public init() {}
-
-  /// Folds one event into the tables through the table projection: its hook, then its handlers.
-  /// - Parameters:
-  ///   - event: the event to fold; events of other types change nothing.
-  ///   - state: the projection's tables.
-  /// - Throws: what the table projection throws; the append that carried the event then fails.
-  public func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
-    try projection.apply(event, to: state)
   }
 }

@@ -1,8 +1,8 @@
 import EventLog
 import Foundation
 
-/// The restaurant catalog: restaurants by ID and in name order, and the catalog stream's version.
-/// A `TableProjection` of `RestaurantRow`s.
+/// The restaurant catalog: restaurants by ID and in name order, and the catalog stream's version:
+/// a `TableProjection` of `RestaurantRow`s (``table``).
 ///
 /// Tables (keys in `TableKey`'s encodings):
 /// - `by-id`: 16 ID bytes → the row.
@@ -11,9 +11,9 @@ import Foundation
 /// - `meta`: `catalog-version` → the version (8 bytes, big-endian) of `restaurant-catalog` after
 ///   the last catalog event folded, so a refresh reads the catalog and its version in one
 ///   snapshot. Kept by the projection's hook.
-public struct RestaurantsProjection: Projection {
+enum RestaurantsProjection {
   /// The projection's name.
-  public static let name = "restaurants"
+  static let name = "restaurants"
   static let byID = "by-id"
   static let byName = "by-name"
   static let meta = "meta"
@@ -22,6 +22,7 @@ public struct RestaurantsProjection: Projection {
   /// The name index.
   static let nameIndex = TableIndex<RestaurantRow>(byName, .caseInsensitive(\.name), storesRows: true)
 
+  /// The projection: what `AppSchema.restaurantBooking` folds.
   static let table = TableProjection<RestaurantRow>(
     name: name, version: 1, rowTable: byID, primaryKey: .uuid(\.id), indexes: [nameIndex],
     extraTables: [meta],
@@ -54,28 +55,6 @@ public struct RestaurantsProjection: Projection {
       try table.state.put(ProjectionKeys.uint64(event.version), forKey: catalogVersionKey, in: meta)
     }
     return .applyHandlers
-  }
-
-  /// The table projection, held by every copy (reading the static for each event would retain it).
-  private let projection = Self.table
-
-  /// The projection's name, `restaurants`.
-  public var name: String { Self.name }
-  /// The version of the table projection: raising it rebuilds the tables on open.
-  public var version: UInt32 { projection.version }
-  /// The projection's tables: `by-id`, `by-name` and `meta`.
-  public var tables: [String] { projection.tables }
-
-  /// Creates the projection.
-  public init() {}
-
-  /// Folds one event into the tables through the table projection: its hook, then its handlers.
-  /// - Parameters:
-  ///   - event: the event to fold; events of other types change nothing.
-  ///   - state: the projection's tables.
-  /// - Throws: what the table projection throws; the append that carried the event then fails.
-  public func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
-    try projection.apply(event, to: state)
   }
 }
 

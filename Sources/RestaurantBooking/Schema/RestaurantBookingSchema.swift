@@ -10,7 +10,8 @@ extension AppSchema {
   ///
   /// - Event types: ``RestaurantAdded``, ``RestaurantUpdated``, ``RestaurantRemoved``,
   ///   ``RestaurantsRefreshed``, ``BookingCreated``, ``BookingDeleted``.
-  /// - Projections: `restaurants` and `bookings` (``RestaurantsProjection``, ``BookingsProjection``).
+  /// - Projections: `restaurants` and `bookings`, two table projections (read through
+  ///   ``RestaurantQueries`` and ``BookingQueries``).
   /// - Admission: ``RestaurantBookingAdmission``, the structural rules every imported or pulled event
   ///   must keep to be folded in.
   /// - Replicated streams: the bookings' (`booking-…`); the restaurant catalog is not shared (each
@@ -19,7 +20,8 @@ extension AppSchema {
   ///   case (``RestaurantBookingStreams/displayName(of:)``, ``RestaurantBookingStreams/stream(named:)``).
   public static let restaurantBooking = AppSchema(
     name: "restaurant-booking", eventTypes: RestaurantBookingSchema.eventTypeList,
-    projections: [RestaurantsProjection(), BookingsProjection()], admission: RestaurantBookingAdmission(),
+    projections: [RestaurantsProjection.table, BookingsProjection.table],
+    admission: RestaurantBookingAdmission(),
     replicatedStreams: AppSchema.StreamSelection(prefixes: [RestaurantBookingStreams.bookingPrefix]),
     streamNames: AppSchema.StreamNames(
       displayed: RestaurantBookingStreams.displayName(of:), stored: RestaurantBookingStreams.stream(named:)))

@@ -62,9 +62,8 @@ public final class EventSourcedBookingRepository: BookingRepository {
     let metadata = EventMetadata(correlationID: UUID(), origin: origin)
     for _ in 0..<Self.maximumAttempts {
       let (restaurant, catalogVersion) = try store.read { snapshot in
-        let view = try snapshot.projection(RestaurantQueries.projection)
-        return (
-          try RestaurantQueries.restaurant(id: restaurantID, in: view),
+        (
+          try RestaurantQueries.restaurant(id: restaurantID, in: snapshot),
           // The stream's own version, skipped events included: what the append checks.
           try snapshot.version(of: RestaurantBookingStreams.catalog)
         )
@@ -109,7 +108,7 @@ public final class EventSourcedBookingRepository: BookingRepository {
     for _ in 0..<Self.maximumAttempts {
       let (listed, version) = try store.read { snapshot in
         (
-          try BookingQueries.booking(id: id, in: snapshot.projection(BookingQueries.projection)) != nil,
+          try BookingQueries.booking(id: id, in: snapshot) != nil,
           try snapshot.version(of: stream)
         )
       }
@@ -128,12 +127,12 @@ public final class EventSourcedBookingRepository: BookingRepository {
 
   /// - Complexity: O(n), one sequential scan.
   public func getAll() async throws -> [Booking] {
-    try store.read { try BookingQueries.all(in: $0.projection(BookingQueries.projection)) }
+    try store.read { try BookingQueries.all(in: $0) }
   }
 
   /// - Complexity: O(log n).
   public func booking(id: UUID) async throws -> Booking? {
-    try store.read { try BookingQueries.booking(id: id, in: $0.projection(BookingQueries.projection)) }
+    try store.read { try BookingQueries.booking(id: id, in: $0) }
   }
 
   /// The bookings' changes from now on, read from the log as it is committed (by this process or

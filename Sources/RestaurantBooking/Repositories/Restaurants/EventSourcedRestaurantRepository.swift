@@ -36,13 +36,13 @@ public final class EventSourcedRestaurantRepository: RestaurantRepository {
 
   /// - Complexity: O(n), one sequential scan.
   public func getAll() async throws -> [Restaurant] {
-    try store.read { try RestaurantQueries.all(in: $0.projection(RestaurantQueries.projection)) }
+    try store.read { try RestaurantQueries.all(in: $0) }
   }
 
   /// - Complexity: O(log n).
   public func restaurant(id: UUID) async throws -> Restaurant? {
     try store.read {
-      try RestaurantQueries.restaurant(id: id, in: $0.projection(RestaurantQueries.projection))
+      try RestaurantQueries.restaurant(id: id, in: $0)
     }
   }
 
@@ -54,10 +54,10 @@ public final class EventSourcedRestaurantRepository: RestaurantRepository {
     let metadata = EventMetadata(correlationID: UUID(), origin: origin)
     for _ in 0..<Self.maximumAttempts {
       let (current, version) = try store.read { snapshot in
-        let view = try snapshot.projection(RestaurantQueries.projection)
         // The stream's own version, skipped events included: what the append checks.
         return (
-          try RestaurantQueries.allByID(in: view), try snapshot.version(of: RestaurantBookingStreams.catalog)
+          try RestaurantQueries.allByID(in: snapshot),
+          try snapshot.version(of: RestaurantBookingStreams.catalog)
         )
       }
       let diff = RestaurantDiff.compute(current: current, fetched: fetched)
