@@ -20,7 +20,7 @@ extension AppSchema {
   ///   case (``RestaurantBookingStreams/displayName(of:)``, ``RestaurantBookingStreams/stream(named:)``).
   public static let restaurantBooking = AppSchema(
     name: "restaurant-booking", eventTypes: RestaurantBookingSchema.eventTypeList,
-    projections: [RestaurantsProjection.table, BookingsProjection.table],
+    projections: [RestaurantsProjection.specialized, BookingsProjection.specialized],
     admission: RestaurantBookingAdmission(),
     replicatedStreams: AppSchema.StreamSelection(prefixes: [RestaurantBookingStreams.bookingPrefix]),
     streamNames: AppSchema.StreamNames(
