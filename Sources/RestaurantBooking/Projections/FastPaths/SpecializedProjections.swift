@@ -17,7 +17,9 @@ extension BookingsProjection {
     var name: String { table.name }
     var version: UInt32 { table.version }
     var tables: [String] { table.tables }
-    func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws { try table.apply(event, to: state) }
+    func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
+      try table.apply(event, to: state)
+    }
   }
 }
 
@@ -31,6 +33,8 @@ extension RestaurantsProjection {
     var name: String { table.name }
     var version: UInt32 { table.version }
     var tables: [String] { table.tables }
-    func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws { try table.apply(event, to: state) }
+    func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
+      try table.apply(event, to: state)
+    }
   }
 }
