@@ -70,28 +70,7 @@ public final class ProjectionReader {
     in table: String, from start: [UInt8]? = nil,
     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
   ) throws {
-    switch backend {
-    case .lmdb(let txn, let databases):
-      guard let database = databases[table] else { throw unknown(table) }
-      try storage {
-        try txn.withCursor(in: database) { cursor in
-          var found = try Self.seekForward(cursor, from: start)
-          while found {
-            guard try body(cursor.key, cursor.value) else { return }
-            found = try cursor.move(.next)
-          }
-        }
-      }
-    case .memory(let tables):
-      guard let memory = tables[table] else { throw unknown(table) }
-      for entry in memory.sortedEntries() {
-        if let start, entry.key.lexicographicallyPrecedes(start) { continue }
-        let proceed = try entry.key.withUnsafeBytes { k in
-          try entry.value.withUnsafeBytes { v in try body(k, v) }
-        }
-        if !proceed { return }
-      }
-    }
+    try scan(table, bound: start, direction: .forward, body)
   }
 
   /// Calls `body` for each entry of `table` in descending key order, from the last key before
@@ -102,28 +81,62 @@ public final class ProjectionReader {
     in table: String, before end: [UInt8]? = nil,
     _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
   ) throws {
+    try scan(table, bound: end, direction: .backward, body)
+  }
+
+  /// The scan of ``forEach(in:from:_:)`` (`bound` the first key, inclusive) and of
+  /// ``reverseForEach(in:before:_:)`` (`bound` the key before which it starts, exclusive).
+  private func scan(
+    _ table: String, bound: [UInt8]?, direction: EventStore.ReadDirection,
+    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
     switch backend {
     case .lmdb(let txn, let databases):
       guard let database = databases[table] else { throw unknown(table) }
       try storage {
         try txn.withCursor(in: database) { cursor in
-          var found = try Self.seekBackward(cursor, before: end)
+          var found = try Self.seek(cursor, bound, direction)
           while found {
             guard try body(cursor.key, cursor.value) else { return }
-            found = try cursor.move(.previous)
+            found = try cursor.move(direction == .forward ? .next : .previous)
           }
         }
       }
     case .memory(let tables):
       guard let memory = tables[table] else { throw unknown(table) }
-      for entry in memory.sortedEntries().reversed() {
-        if let end, !entry.key.lexicographicallyPrecedes(end) { continue }
-        let proceed = try entry.key.withUnsafeBytes { k in
-          try entry.value.withUnsafeBytes { v in try body(k, v) }
-        }
-        if !proceed { return }
-      }
+      try Self.forEach(of: memory, bound: bound, direction) { k, v in try body(k, v) }
     }
+  }
+
+  /// Calls `body` with the entries of an in-memory table in `direction` from `bound` (as
+  /// ``scan(_:bound:direction:_:)`` takes it), until it returns `false`.
+  private static func forEach(
+    of memory: MemoryTable, bound: [UInt8]?, _ direction: EventStore.ReadDirection,
+    _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+  ) throws {
+    let entries = memory.sortedEntries()
+    let step = direction == .forward ? 1 : -1
+    var index = direction == .forward ? entries.startIndex : entries.endIndex - 1
+    while entries.indices.contains(index) {
+      let entry = entries[index]
+      index += step
+      if let bound {
+        let before = entry.key.lexicographicallyPrecedes(bound)
+        if direction == .forward ? before : !before { continue }
+      }
+      let proceed = try entry.key.withUnsafeBytes { k in
+        try entry.value.withUnsafeBytes { v in try body(k, v) }
+      }
+      if !proceed { return }
+    }
+  }
+
+  /// Places `cursor` on the first entry of a scan in `direction` from `bound`; `false` when there
+  /// is none.
+  private static func seek(
+    _ cursor: Cursor, _ bound: [UInt8]?, _ direction: EventStore.ReadDirection
+  ) throws -> Bool {
+    direction == .forward ? try seekForward(cursor, from: bound) : try seekBackward(cursor, before: bound)
   }
 
   /// Places `cursor` on the first key at or after `start` (the first key when `nil` or empty, which
@@ -142,53 +155,14 @@ public final class ProjectionReader {
     return try cursor.seek(end) ? cursor.move(.previous) : cursor.move(.last)
   }
 
-  /// ``forEachEntry(in:from:joinedTo:lookupKey:_:)`` in descending key order, from the last
-  /// entry before `end` (exclusive).
-  @usableFromInline
-  func reverseForEachEntry(
-    in index: String, before end: [UInt8]?, joinedTo table: String,
-    lookupKey: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer,
-    _ body: (_ key: UnsafeRawBufferPointer, _ row: UnsafeRawBufferPointer?) throws -> Bool
-  ) throws {
-    switch backend {
-    case .lmdb(let txn, let databases):
-      guard let indexDatabase = databases[index] else { throw unknown(index) }
-      guard let rowDatabase = databases[table] else { throw unknown(table) }
-      try storage {
-        try txn.withCursor(in: indexDatabase) { cursor in
-          var found = try Self.seekBackward(cursor, before: end)
-          while found {
-            let key = cursor.key
-            let proceed = try txn.withValue(forKey: lookupKey(key, cursor.value), in: rowDatabase) {
-              try body(key, $0)
-            }
-            guard try proceed ?? body(key, nil) else { return }
-            found = try cursor.move(.previous)
-          }
-        }
-      }
-    case .memory(let tables):
-      guard let memory = tables[index] else { throw unknown(index) }
-      guard let rows = tables[table] else { throw unknown(table) }
-      for entry in memory.sortedEntries().reversed() {
-        if let end, !entry.key.lexicographicallyPrecedes(end) { continue }
-        let proceed = try entry.key.withUnsafeBytes { k in
-          try entry.value.withUnsafeBytes { v in
-            try rows.withValue(forKey: lookupKey(k, v)) { try body(k, $0) } ?? body(k, nil)
-          }
-        }
-        if !proceed { return }
-      }
-    }
-  }
-
-  /// Calls `body` with each entry of `index` in key order (from `start`) and the value `table`
-  /// holds under the key `lookupKey` picks from the entry (`nil` when it holds none), until `body`
-  /// returns `false`: an index scan joined to its rows, with both tables found once rather than
-  /// by name for every entry (`read.all`, `Docs/Benchmarks.md`).
+  /// Calls `body` with each entry of `index` in `direction` from `bound` (the first key,
+  /// inclusive, forward; the key before which it starts, exclusive, backward) and the value
+  /// `table` holds under the key `lookupKey` picks from the entry (`nil` when it holds none),
+  /// until `body` returns `false`: an index scan joined to its rows, with both tables found once
+  /// rather than by name for every entry (`read.all`, `Docs/Benchmarks.md`).
   @usableFromInline
   func forEachEntry(
-    in index: String, from start: [UInt8]?, joinedTo table: String,
+    in index: String, bound: [UInt8]?, direction: EventStore.ReadDirection, joinedTo table: String,
     lookupKey: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer,
     _ body: (_ key: UnsafeRawBufferPointer, _ row: UnsafeRawBufferPointer?) throws -> Bool
   ) throws {
@@ -198,28 +172,22 @@ public final class ProjectionReader {
       guard let rowDatabase = databases[table] else { throw unknown(table) }
       try storage {
         try txn.withCursor(in: indexDatabase) { cursor in
-          var found = try Self.seekForward(cursor, from: start)
+          var found = try Self.seek(cursor, bound, direction)
           while found {
             let key = cursor.key
             let proceed = try txn.withValue(forKey: lookupKey(key, cursor.value), in: rowDatabase) {
               try body(key, $0)
             }
             guard try proceed ?? body(key, nil) else { return }
-            found = try cursor.move(.next)
+            found = try cursor.move(direction == .forward ? .next : .previous)
           }
         }
       }
     case .memory(let tables):
       guard let memory = tables[index] else { throw unknown(index) }
       guard let rows = tables[table] else { throw unknown(table) }
-      for entry in memory.sortedEntries() {
-        if let start, entry.key.lexicographicallyPrecedes(start) { continue }
-        let proceed = try entry.key.withUnsafeBytes { k in
-          try entry.value.withUnsafeBytes { v in
-            try rows.withValue(forKey: lookupKey(k, v)) { try body(k, $0) } ?? body(k, nil)
-          }
-        }
-        if !proceed { return }
+      try Self.forEach(of: memory, bound: bound, direction) { k, v in
+        try rows.withValue(forKey: lookupKey(k, v)) { try body(k, $0) } ?? body(k, nil)
       }
     }
   }

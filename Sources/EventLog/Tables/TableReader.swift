@@ -94,16 +94,11 @@ public struct TableReader<Row: TableRow> {
       key, value in
       schema.primaryKey(ofEntry: key, value: value)
     }
-    switch direction {
-    case .forward:
-      try view.forEachEntry(
-        in: index.name, from: Self.start(from: from, prefix: prefix), joinedTo: schema.rowTable,
-        lookupKey: lookupKey, visit)
-    case .backward:
-      try view.reverseForEachEntry(
-        in: index.name, before: Self.end(to: to, prefix: prefix), joinedTo: schema.rowTable,
-        lookupKey: lookupKey, visit)
-    }
+    let bound =
+      direction == .forward ? Self.start(from: from, prefix: prefix) : Self.end(to: to, prefix: prefix)
+    try view.forEachEntry(
+      in: index.name, bound: bound, direction: direction, joinedTo: schema.rowTable, lookupKey: lookupKey,
+      visit)
   }
 
   /// Whether an entry's key is in the range and prefix, for a scan that starts inside them: the
