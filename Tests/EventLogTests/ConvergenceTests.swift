@@ -22,13 +22,8 @@ import Testing
 /// `ReviewConvergenceModelCheckTests`.)
 @Suite("Rows that converge")
 struct ConvergenceTests {
-  static let full = ProcessInfo.processInfo.environment["EVENTLOG_FULL"] == "1"
-  static var seeds: [UInt64] {
-    if let text = ProcessInfo.processInfo.environment["EVENTLOG_SEED"], let seed = UInt64(text) {
-      return [seed]
-    }
-    return Array(0..<(full ? 40 : 4))
-  }
+  static let full = ModelCheck.full
+  static var seeds: [UInt64] { ModelCheck.seeds(Array(0..<(full ? 40 : 4))) }
 
   /// One device: a store with its own wall clock.
   final class Device {

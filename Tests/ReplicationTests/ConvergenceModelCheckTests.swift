@@ -20,7 +20,7 @@ import Testing
 @Suite("Convergence model check", .serialized, .needsPostgres)
 struct ConvergenceModelCheckTests {
   static let binary = builtProduct("eventlog", override: "EVENTLOG_BINARY")
-  static let full = ProcessInfo.processInfo.environment["EVENTLOG_FULL"] == "1"
+  static let full = ModelCheck.full
 
   struct Device {
     let name: String
@@ -45,7 +45,7 @@ struct ConvergenceModelCheckTests {
       return nil
     }
 
-    func must(_ arguments: String..., trace: Trace) throws -> ChildRun {
+    func must(_ arguments: String..., trace: ModelCheck.Trace) throws -> ChildRun {
       let result = try runChild(binary, ["--db", path] + arguments)
       if result.status != 0 {
         Issue.record("\(name) \(arguments.joined(separator: " ")) failed: \(result)\n\(trace)")
@@ -53,17 +53,17 @@ struct ConvergenceModelCheckTests {
       return result
     }
 
-    func bookings(trace: Trace) throws -> [[String: Any]] {
+    func bookings(trace: ModelCheck.Trace) throws -> [[String: Any]] {
       let listed = try must("bookings", "list", "--json", trace: trace)
       return (try? JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]]) ?? []
     }
 
-    func bookingIDs(trace: Trace) throws -> [String] {
+    func bookingIDs(trace: ModelCheck.Trace) throws -> [String] {
       try bookings(trace: trace).compactMap { $0["id"] as? String }.sorted()
     }
 
     /// The IDs of the events of booking streams in the local log.
-    func replicatedEventIDs(trace: Trace) throws -> [String] {
+    func replicatedEventIDs(trace: ModelCheck.Trace) throws -> [String] {
       let log = try must("log", "--json", trace: trace)
       return log.stdout.split(separator: "\n").compactMap { line in
         guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
@@ -74,25 +74,7 @@ struct ConvergenceModelCheckTests {
     }
   }
 
-  /// What happened, for the failure message.
-  final class Trace: CustomStringConvertible, @unchecked Sendable {
-    // @unchecked Sendable: used by one test on one thread.
-    let seed: UInt64
-    var steps: [String] = []
-    init(seed: UInt64) { self.seed = seed }
-    var description: String {
-      "seed \(seed) (EVENTLOG_SEED=\(seed) replays it); last steps:\n  "
-        + steps.suffix(25).joined(separator: "\n  ")
-    }
-  }
-
-  static var seeds: [UInt64] {
-    if let text = ProcessInfo.processInfo.environment["EVENTLOG_SEED"], let seed = UInt64(text) {
-      return [seed]
-    }
-    var generator = SystemRandomNumberGenerator()
-    return (0..<(full ? 5 : 1)).map { _ in generator.next() % 1_000_000 }
-  }
+  static var seeds: [UInt64] { ModelCheck.randomSeeds(count: full ? 5 : 1) }
 
   @Test func devicesConvergeWhateverTheInterleaving() async throws {
     for seed in Self.seeds {
@@ -103,7 +85,7 @@ struct ConvergenceModelCheckTests {
   /// Async, yielding between steps: each step blocks its thread while a child runs, and a test
   /// that held a cooperative thread for its whole run would stall the other suites' tasks.
   private func check(seed: UInt64, steps: Int, devices count: Int) async throws {
-    let trace = Trace(seed: seed)
+    let trace = ModelCheck.Trace(seed: seed)
     var random = SplitMix64(seed: seed)
     func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
     func pick<T>(_ items: [T]) -> T { items[Int(random.next() % UInt64(items.count))] }

@@ -22,7 +22,7 @@ import Testing
 @Suite("Review convergence model check", .serialized, .needsPostgres)
 struct ReviewConvergenceModelCheckTests {
   static let binary = builtProduct("review-device", override: "REVIEW_DEVICE_BINARY")
-  static let full = ProcessInfo.processInfo.environment["EVENTLOG_FULL"] == "1"
+  static let full = ModelCheck.full
   /// Each device's clock, this far from the machine's (ms): events reach devices out of stamp order.
   static let clockOffsets = [0, -1_500, 2_500, -4_000, 800]
 
@@ -39,7 +39,7 @@ struct ReviewConvergenceModelCheckTests {
     /// Runs `command`; a failure (exit 1 or worse) is recorded. Exit 2 (the review is not live
     /// here) is an answer.
     @discardableResult
-    func run(_ command: [String], seed: UInt64 = 1, trace: Trace) throws -> ChildRun {
+    func run(_ command: [String], seed: UInt64 = 1, trace: ModelCheck.Trace) throws -> ChildRun {
       let result = try runChild(binary, arguments(command, seed: seed))
       if result.status != 0 && result.status != 2 {
         Issue.record("\(name) \(command.joined(separator: " ")) failed: \(result)\n\(trace)")
@@ -64,30 +64,12 @@ struct ReviewConvergenceModelCheckTests {
       process.waitUntilExit()
     }
 
-    func lines(_ command: String, trace: Trace) throws -> [String] {
+    func lines(_ command: String, trace: ModelCheck.Trace) throws -> [String] {
       try run([command], trace: trace).stdout.split(separator: "\n").map(String.init)
     }
   }
 
-  /// What happened, for the failure message.
-  final class Trace: CustomStringConvertible, @unchecked Sendable {
-    // @unchecked Sendable: used by one test on one thread.
-    let seed: UInt64
-    var steps: [String] = []
-    init(seed: UInt64) { self.seed = seed }
-    var description: String {
-      "seed \(seed) (EVENTLOG_SEED=\(seed) replays it); last steps:\n  "
-        + steps.suffix(25).joined(separator: "\n  ")
-    }
-  }
-
-  static var seeds: [UInt64] {
-    if let text = ProcessInfo.processInfo.environment["EVENTLOG_SEED"], let seed = UInt64(text) {
-      return [seed]
-    }
-    var generator = SystemRandomNumberGenerator()
-    return (0..<(full ? 5 : 1)).map { _ in generator.next() % 1_000_000 }
-  }
+  static var seeds: [UInt64] { ModelCheck.randomSeeds(count: full ? 5 : 1) }
 
   @Test func devicesConvergeWhateverTheInterleaving() async throws {
     for seed in Self.seeds {
@@ -97,7 +79,7 @@ struct ReviewConvergenceModelCheckTests {
 
   /// Async, yielding between steps: each step blocks its thread while a child runs.
   private func check(seed: UInt64, steps: Int, devices count: Int) async throws {
-    let trace = Trace(seed: seed)
+    let trace = ModelCheck.Trace(seed: seed)
     var random = SplitMix64(seed: seed)
     func chance(_ percent: UInt64) -> Bool { random.next() % 100 < percent }
     func pick<T>(_ items: [T]) -> T { items[Int(random.next() % UInt64(items.count))] }
