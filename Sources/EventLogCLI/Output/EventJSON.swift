@@ -116,9 +116,9 @@ enum EventJSON {
         "line \(number), column \(error.column) (byte offset \(offset + error.offset)): not valid JSON: \(error.reason)"
       )
     }
-    func string(_ name: String, in members: [String: JSONNode] = object, path: String = "") throws -> String {
-      guard let value = members[name] else { throw fail("missing field '\(path)\(name)'") }
-      guard let text = value.string else { throw fail("field '\(path)\(name)' has the wrong type") }
+    func string(_ name: String) throws -> String {
+      guard let value = object[name] else { throw fail("missing field '\(name)'") }
+      guard let text = value.string else { throw fail("field '\(name)' has the wrong type") }
       return text
     }
     func unsigned(_ name: String) throws -> UInt64 {
