@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 // The composition root of the benchmark: a parent that plans and reports, or (with the hidden
@@ -25,14 +26,14 @@ func refuseDebugBuild(allowed: Bool) {
 if arguments.first == ChildFlag.name {
   refuseDebugBuild(allowed: arguments.contains("--allow-debug"))
   guard arguments.count >= 2,
-    let request = try? JSONDecoder().decode(ChildRequest.self, from: Data(arguments[1].utf8))
+    let request = try? PayloadJSONDecoder().decode(ChildRequest.self, from: Data(arguments[1].utf8))
   else {
     Console.progress("Error: \(ChildFlag.name) needs a request")
     exit(64)
   }
   do {
     let report = try await ChildMain.run(request)
-    FileHandle.standardOutput.write(try JSONEncoder().encode(report))
+    FileHandle.standardOutput.write(try PayloadJSONEncoder().encode(report))
     exit(0)
   } catch {
     Console.progress(

@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 /// The `--json` file: `{"environment": {…}, "results": [{"workload", "system", "operations",
@@ -11,8 +12,7 @@ struct JSONReport: Codable, Sendable {
   var failures: [FailedMeasurement]
 
   func write(to path: String) throws {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    try encoder.encode(self).write(to: URL(fileURLWithPath: path))
+    // The package's one JSON writer: keys sorted, no white space, slashes as they are.
+    try PayloadJSONEncoder().encode(self).write(to: URL(fileURLWithPath: path))
   }
 }

@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 
 /// Starts this same executable as a child with a ``ChildRequest`` and reads its ``ChildReport``.
@@ -16,7 +17,7 @@ enum ChildProcess {
   static func run(_ request: ChildRequest, allowDebug: Bool) throws -> ChildReport {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
-    let json = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
+    let json = String(decoding: try PayloadJSONEncoder().encode(request), as: UTF8.self)
     process.arguments = [ChildFlag.name, json] + (allowDebug ? ["--allow-debug"] : [])
     let output = Pipe()
     process.standardOutput = output
@@ -31,7 +32,7 @@ enum ChildProcess {
           + "ended with status \(process.terminationStatus)")
     }
     do {
-      return try JSONDecoder().decode(ChildReport.self, from: data)
+      return try PayloadJSONDecoder().decode(ChildReport.self, from: data)
     } catch {
       throw Failure(
         description: "child output is not a report: \(String(decoding: data.prefix(300), as: UTF8.self))")

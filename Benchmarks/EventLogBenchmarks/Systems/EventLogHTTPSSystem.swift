@@ -57,7 +57,7 @@ struct EventLogHTTPSSystem: BenchmarkSystem {
         },
         externalCPUSeconds: project.backendCPU(on: server))
     }
-    let record = try JSONDecoder().decode(
+    let record = try PayloadJSONDecoder().decode(
       APIDatabase.self,
       from: Data(contentsOf: URL(fileURLWithPath: fixture + "/" + ReplicationFixture.apiServerFile)))
     let store = try ReplicationFixture.open(directory, durable: true)

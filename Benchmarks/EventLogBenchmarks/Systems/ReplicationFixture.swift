@@ -61,7 +61,7 @@ enum ReplicationFixture {
       throw BenchmarkServer.Failure(
         description: "the pull fixture's push stored \(summary.pushed) of \(size) events")
     }
-    try JSONEncoder().encode(database).write(to: URL(fileURLWithPath: path + "/" + serverFile))
+    try PayloadJSONEncoder().encode(database).write(to: URL(fileURLWithPath: path + "/" + serverFile))
     // The same events for `eventlog-https`, in a Supabase project's database on the same server,
     // pushed through its API as the user's: the same log pushed again (the new server has no mark
     // of the device, so the whole outbox goes), so that the rows differ only by their owner.
@@ -74,7 +74,7 @@ enum ReplicationFixture {
       throw BenchmarkServer.Failure(
         description: "the pull fixture's push through the API stored \(apiSummary.pushed) of \(size) events")
     }
-    try JSONEncoder().encode(api.record).write(to: URL(fileURLWithPath: path + "/" + apiServerFile))
+    try PayloadJSONEncoder().encode(api.record).write(to: URL(fileURLWithPath: path + "/" + apiServerFile))
     FileSystem.remove(local)  // the server holds the fixture now
   }
 
@@ -145,7 +145,7 @@ enum ReplicationFixture {
 
     init(fixture: String, directory: String) throws {
       server = try BenchmarkServer.attached()
-      database = try JSONDecoder().decode(
+      database = try PayloadJSONDecoder().decode(
         ReplicationDatabase.self, from: Data(contentsOf: URL(fileURLWithPath: fixture + "/" + serverFile)))
       store = try ReplicationFixture.open(directory, durable: true)
     }

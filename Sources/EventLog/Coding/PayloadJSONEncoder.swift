@@ -11,11 +11,14 @@ import Foundation
 /// its stored properties' names exactly as declared (`bookingID`, `restaurantName`): that is the
 /// one rule for the key spelling inside payloads. `JSONEncoder` cannot write a UUID in lower case
 /// (it writes `uuidString`), hence this encoder; ``PayloadJSONDecoder`` reads either case back.
-struct PayloadJSONEncoder {
+package struct PayloadJSONEncoder {
+  /// An encoder.
+  package init() {}
+
   /// The JSON text of `value`.
   /// - Throws: `EncodingError.invalidValue` for a number that is not finite, or a date without
   ///   exact ISO 8601 text.
-  func encode<T: Encodable>(_ value: T) throws -> Data {
+  package func encode<T: Encodable>(_ value: T) throws -> Data {
     let encoder = JSONTreeEncoder(codingPath: [])
     try encoder.encodeValue(value)
     var output: [UInt8] = []
