@@ -58,7 +58,7 @@ struct RestaurantsProjectionTests {
   static func nameKeys(_ store: EventStore) throws -> [[UInt8]] {
     try store.read { snapshot in
       var keys: [[UInt8]] = []
-      try snapshot.projection(RestaurantsProjection.name).forEach(in: RestaurantsProjection.byName) {
+      try snapshot.projection(RestaurantsProjection.name).forEach(in: RestaurantsProjection.byName.name) {
         key, _ in
         keys.append(Array(key))
         return true
@@ -86,7 +86,10 @@ struct RestaurantsProjectionTests {
     ]
     for event in events { try await store.append([try NewEvent(event)], to: catalog) }
     #expect(try Self.nameKeys(store) == [ProjectionKeys.name("Zeta", id: a)])
-    let all = try store.read { try RestaurantQueries.all(in: $0) }
+    let all = try store.read {
+      try RestaurantsProjection.table.reader(in: $0)
+        .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+    }
     #expect(all.map(\.name) == ["Zeta"])
     #expect(all.first?.cuisine.rawValue == "Thai")
     #expect(try store.firstDifference(from: store.replay()) == nil)

@@ -173,7 +173,7 @@ struct RestaurantSyncTests {
     )
   }
 
-  @Test("queries read a replay as of any event: time travel")
+  @Test("the table's reader reads a replay as of any event: time travel")
   func timeTravel() async throws {
     let dir = TemporaryDirectory()
     let store = try makeStore(dir)
@@ -183,12 +183,14 @@ struct RestaurantSyncTests {
     let afterA = try store.head()
     _ = try await repository.refresh()
     let replayA = try store.replay(through: afterA)
-    let thenAll = try RestaurantQueries.all(in: replayA)
+    let thenAll = try RestaurantsProjection.table.reader(in: replayA).rows(in: RestaurantsProjection.byName)
     #expect(thenAll.map(\.id) == Self.snapshotA.map(\.id))
-    #expect(
-      try RestaurantQueries.catalogVersion(in: replayA) == afterA)
+    let catalogVersion = try replayA.projection(RestaurantsProjection.name).value(
+      forKey: RestaurantsProjection.catalogVersionKey, in: RestaurantsProjection.meta)
+    #expect(catalogVersion.flatMap(ProjectionKeys.uint64(from:)) == afterA)
     let live = try await repository.getAll()
-    let replayed = try RestaurantQueries.all(in: store.replay())
+    let replayed = try RestaurantsProjection.table.reader(in: store.replay())
+      .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
     #expect(live == replayed)
     #expect(try await repository.restaurant(id: uuid(50))?.name == "Newcomer")
     #expect(try await repository.restaurant(id: uuid(4)) == nil)

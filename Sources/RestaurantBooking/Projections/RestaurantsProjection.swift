@@ -2,30 +2,37 @@ import EventLog
 import Foundation
 
 /// The restaurant catalog: restaurants by ID and in name order, and the catalog stream's version:
-/// a `TableProjection` of `RestaurantRow`s (``table``).
+/// a `TableProjection` of ``RestaurantRow``s (``table``), read through its reader, live or replayed
+/// alike:
+///
+/// ```swift
+/// let live = try store.read {
+///   try RestaurantsProjection.table.reader(in: $0).rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+/// }
+/// let then = try RestaurantsProjection.table.reader(in: store.replay(through: 42))
+///   .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+/// ```
 ///
 /// Tables (keys in `TableKey`'s encodings):
-/// - `by-id`: 16 ID bytes → the row.
-/// - `by-name`: an index on the name, ignoring case, that stores the rows: lower-cased name +
-///   `0x00` + ID → the row (read sequentially by ``RestaurantQueries/all(in:)``).
+/// - `by-id`: 16 ID bytes → the row (`rows()`: by ID bytes, the order of PostgREST's
+///   `order=id.asc`, which a refresh diffs).
+/// - `by-name` (``byName``): an index on the name, ignoring case, that stores the rows:
+///   lower-cased name + `0x00` + ID → the row, so that `rows(in: byName)` is one sequential scan.
 /// - `meta`: `catalog-version` → the version (8 bytes, big-endian) of `restaurant-catalog` after
-///   the last catalog event folded, so a refresh reads the catalog and its version in one
-///   snapshot. Kept by the projection's hook.
-enum RestaurantsProjection {
+///   the last catalog event folded. Kept by the projection's hook.
+public enum RestaurantsProjection {
   /// The projection's name.
   static let name = "restaurants"
-  static let byID = "by-id"
-  static let byName = "by-name"
   static let meta = "meta"
   static let catalogVersionKey = Array("catalog-version".utf8)
 
-  /// The name index.
-  static let nameIndex = TableIndex<RestaurantRow>(byName, .caseInsensitive(\.name), storesRows: true)
+  /// The restaurants by name, ignoring case, then by ID: an index that stores the rows.
+  public static let byName = TableIndex<RestaurantRow>("by-name", .caseInsensitive(\.name), storesRows: true)
 
-  /// The projection: what `AppSchema.restaurantBooking` folds.
-  static let table = TableProjection<RestaurantRow>(
-    name: name, version: 1, rowTable: byID, primaryKey: .uuid(\.id), indexes: [nameIndex],
-    extraTables: [meta],
+  /// The projection: what `AppSchema.restaurantBooking` folds, and what reads go through
+  /// (`table.reader(in:)`).
+  public static let table = TableProjection<RestaurantRow>(
+    name: name, version: 1, primaryKey: .uuid(\.id), indexes: [byName], extraTables: [meta],
     handlers: [
       .create(RestaurantAdded.self) {
         RestaurantRow(id: $0.restaurantID, name: $0.name, cuisine: $0.cuisine)
