@@ -183,12 +183,16 @@ struct RestaurantSyncTests {
     let afterA = try store.head()
     _ = try await repository.refresh()
     let replayA = try store.replay(through: afterA)
-    let thenAll = try RestaurantsProjection.table.reader(in: replayA).rows(in: RestaurantsProjection.byName)
-    #expect(thenAll.map(\.id) == Self.snapshotA.map(\.id))
-    let catalogVersion = try replayA.projection(RestaurantsProjection.name).value(
-      forKey: RestaurantsProjection.catalogVersionKey, in: RestaurantsProjection.meta)
-    #expect(catalogVersion.flatMap(ProjectionKeys.uint64(from:)) == afterA)
+    // Every catalog event through the first refresh's last, and none after it: the catalog as of
+    // version `afterA` (the log holds catalog events only).
+    #expect(replayA.throughSequence == afterA && replayA.eventCount == Int(afterA))
+    // The catalog as snapshot A made it, every field: B's rename, cuisine change, removal and
+    // addition are not in it.
+    let thenAll = try RestaurantsProjection.table.reader(in: replayA)
+      .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+    #expect(thenAll == Self.snapshotA.map(Restaurant.init))
     let live = try await repository.getAll()
+    #expect(live != thenAll)
     let replayed = try RestaurantsProjection.table.reader(in: store.replay())
       .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
     #expect(live == replayed)

@@ -1,9 +1,8 @@
 import EventLog
 import Foundation
 
-/// The restaurant catalog: restaurants by ID and in name order, and the catalog stream's version:
-/// a `TableProjection` of ``RestaurantRow``s (``table``), read through its reader, live or replayed
-/// alike:
+/// The restaurant catalog: restaurants by ID and in name order, a `TableProjection` of
+/// ``RestaurantRow``s (``table``), read through its reader, live or replayed alike:
 ///
 /// ```swift
 /// let live = try store.read {
@@ -18,13 +17,14 @@ import Foundation
 ///   `order=id.asc`, which a refresh diffs).
 /// - `by-name` (``byName``): an index on the name, ignoring case, that stores the rows:
 ///   lower-cased name + `0x00` + ID → the row, so that `rows(in: byName)` is one sequential scan.
-/// - `meta`: `catalog-version` → the version (8 bytes, big-endian) of `restaurant-catalog` after
-///   the last catalog event folded. Kept by the projection's hook.
+///
+/// The catalog's version is its stream's (`snapshot.version(of: RestaurantBookingStreams.catalog)`),
+/// which a refresh reads in the same snapshot as the rows. Version 1 also kept it in a `meta`
+/// table, which nothing read; version 2 has no such table, and a store of version 1 is rebuilt on
+/// open, like any projection of another version (its `meta` table is left as it was, unread).
 public enum RestaurantsProjection {
   /// The projection's name.
   static let name = "restaurants"
-  static let meta = "meta"
-  static let catalogVersionKey = Array("catalog-version".utf8)
 
   /// The restaurants by name, ignoring case, then by ID: an index that stores the rows.
   public static let byName = TableIndex<RestaurantRow>("by-name", .caseInsensitive(\.name), storesRows: true)
@@ -32,7 +32,7 @@ public enum RestaurantsProjection {
   /// The projection: what `AppSchema.restaurantBooking` folds, and what reads go through
   /// (`table.reader(in:)`).
   public static let table = TableProjection<RestaurantRow>(
-    name: name, version: 1, primaryKey: .uuid(\.id), indexes: [byName], extraTables: [meta],
+    name: name, version: 2, primaryKey: .uuid(\.id), indexes: [byName],
     handlers: [
       .create(RestaurantAdded.self) {
         RestaurantRow(id: $0.restaurantID, name: $0.name, cuisine: $0.cuisine)
@@ -45,24 +45,7 @@ public enum RestaurantsProjection {
         if let cuisine = updated.cuisine { row.cuisine = cuisine.new }
       },
       .delete(RestaurantRemoved.self, key: \.restaurantID),
-    ],
-    hook: catalogVersion)
-
-  /// Keeps `meta/catalog-version` at the catalog stream's version; the handlers do the rest.
-  @Sendable
-  static func catalogVersion(
-    _ event: RecordedEvent, _ table: TableWriter<RestaurantRow>
-  ) throws
-    -> TableProjection<RestaurantRow>.HookResult
-  {
-    let stream = event.stream.rawValue
-    let catalog = RestaurantBookingStreams.catalog.rawValue
-    // Nine events in ten are bookings: the lengths rule most streams out without reading them.
-    if stream.utf8.count == catalog.utf8.count, stream == catalog {
-      try table.state.put(ProjectionKeys.uint64(event.version), forKey: catalogVersionKey, in: meta)
-    }
-    return .applyHandlers
-  }
+    ])
 }
 
 /// An event the restaurant projection cannot fold (only a damaged or hand-made log has one).
