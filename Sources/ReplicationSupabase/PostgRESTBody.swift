@@ -5,33 +5,22 @@ import Foundation
 /// a set-returning function's JSON array of objects (keys the result columns' names), a scalar
 /// function's JSON value, and an error's `{"code", "message", "details", "hint"}`.
 ///
-/// Every body is validated as RFC 8259 first (`StrictJSON`), then decoded with `JSONDecoder`,
-/// which reads integers from their digits (a `recorded_at_us` of the year 9999 is past what a
-/// `Double` holds exactly). Its DTOs stay in this file.
+/// Every body is read by the package's one JSON reader (`JSONNode.parse`, which validates it as
+/// RFC 8259 first with `StrictJSON`) and keeps a number's digits as written (a `recorded_at_us` of
+/// the year 9999 is past what a `Double` holds exactly). Its DTOs stay in this file.
 enum PostgRESTBody {
   /// One column's JSON value as text: a string as it is, a number or a boolean as written, `nil`
   /// for `null`, and ``other`` for an array or an object (which no column of the functions holds).
-  enum Column: Decodable, Sendable, Equatable {
+  enum Column: Sendable, Equatable {
     case null
     case text(String)
     case other
 
-    init(from decoder: any Decoder) throws {
-      let container = try decoder.singleValueContainer()
-      if container.decodeNil() {
-        self = .null
-      } else if let text = try? container.decode(String.self) {
-        self = .text(text)
-      } else if let number = try? container.decode(Int64.self) {
-        self = .text(String(number))
-      } else if let number = try? container.decode(UInt64.self) {
-        self = .text(String(number))
-      } else if let number = try? container.decode(Double.self) {
-        self = .text(String(number))
-      } else if let flag = try? container.decode(Bool.self) {
-        self = .text(flag ? "true" : "false")
-      } else {
-        self = .other
+    init(_ node: JSONNode) {
+      switch node.value {
+      case .null: self = .null
+      case .string(let text), .literal(let text): self = .text(text)
+      case .array, .object: self = .other
       }
     }
 
@@ -53,16 +42,17 @@ enum PostgRESTBody {
   /// The rows of a set-returning function's answer.
   /// - Throws: ``Malformed`` when the body is not valid JSON or not an array of objects.
   static func rows(_ body: Data) throws(Malformed) -> [Row] {
-    do {
-      try StrictJSON.validate(body)
-    } catch {
-      throw Malformed(reason: "the answer is not valid JSON (\(error))")
+    let node = try parse(body)
+    guard let items = node.items else { throw Malformed(reason: "the answer is not a JSON array of objects") }
+    var rows: [Row] = []
+    rows.reserveCapacity(items.count)
+    for item in items {
+      guard let members = item.members else {
+        throw Malformed(reason: "the answer is not a JSON array of objects")
+      }
+      rows.append(members.mapValues(Column.init))
     }
-    do {
-      return try JSONDecoder().decode([Row].self, from: body)
-    } catch {
-      throw Malformed(reason: "the answer is not a JSON array of objects")
-    }
+    return rows
   }
 
   /// The one row of a function that answers a single row (`RETURNS TABLE` of one row).
@@ -78,15 +68,18 @@ enum PostgRESTBody {
   /// A scalar function's answer as text (a number's digits).
   /// - Throws: ``Malformed`` unless the body is a JSON string, number or boolean.
   static func scalar(_ body: Data) throws(Malformed) -> String {
-    do {
-      try StrictJSON.validate(body)
-    } catch {
-      throw Malformed(reason: "the answer is not valid JSON (\(error))")
-    }
-    guard let column = try? JSONDecoder().decode(Column.self, from: body), let text = column.text else {
+    guard let text = Column(try parse(body)).text else {
       throw Malformed(reason: "the answer is not a single value")
     }
     return text
+  }
+
+  private static func parse(_ body: Data) throws(Malformed) -> JSONNode {
+    do {
+      return try JSONNode.parse(body)
+    } catch {
+      throw Malformed(reason: "the answer is not valid JSON (\(error))")
+    }
   }
 
   /// An error body's fields: PostgREST's `{"code", "message", "details", "hint"}`, or a gateway's
@@ -100,10 +93,7 @@ enum PostgRESTBody {
 
   /// The error fields of `body`, or empty ones when it is not a JSON object (an HTML page).
   static func error(_ body: Data) -> ErrorBody {
-    guard (try? StrictJSON.validate(body)) != nil, let row = try? JSONDecoder().decode(Row.self, from: body)
-    else {
-      return ErrorBody()
-    }
+    guard let row = (try? JSONNode.parse(body))?.members?.mapValues(Column.init) else { return ErrorBody() }
     let parts = [
       row["message"]?.text ?? row["msg"]?.text ?? row["error_description"]?.text ?? row["error"]?.text,
       row["details"]?.text, row["hint"]?.text,

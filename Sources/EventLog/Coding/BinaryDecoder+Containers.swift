@@ -196,7 +196,7 @@ struct BinaryKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProto
   }
 
   func superDecoder() throws -> any Decoder {
-    BinaryCodingSupport.pushCodingKey(BinarySuperKey(), onto: &state.codingPath, depth: depth)
+    BinaryCodingSupport.pushCodingKey(SuperCodingKey(), onto: &state.codingPath, depth: depth)
     return state
   }
 
@@ -312,7 +312,7 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     }
     try checkNotAtEnd(type)
     BinaryCodingSupport.pushCodingKey(
-      BinaryIndexKey(intValue: currentIndex), onto: &state.codingPath, depth: depth)
+      IndexCodingKey(intValue: currentIndex), onto: &state.codingPath, depth: depth)
     defer { BinaryCodingSupport.popCodingKeys(from: &state.codingPath, depth: depth) }
     let value = try state.decodeNested(T.self)
     currentIndex += 1
@@ -324,7 +324,7 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
   ) throws -> KeyedDecodingContainer<NestedKey> {
     try checkNotAtEnd(KeyedDecodingContainer<NestedKey>.self)
     BinaryCodingSupport.pushCodingKey(
-      BinaryIndexKey(intValue: currentIndex), onto: &state.codingPath, depth: depth)
+      IndexCodingKey(intValue: currentIndex), onto: &state.codingPath, depth: depth)
     currentIndex += 1
     return KeyedDecodingContainer(BinaryKeyedDecodingContainer<NestedKey>(state: state, depth: depth + 1))
   }
@@ -332,7 +332,7 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
   mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
     try checkNotAtEnd((any UnkeyedDecodingContainer).self)
     BinaryCodingSupport.pushCodingKey(
-      BinaryIndexKey(intValue: currentIndex), onto: &state.codingPath, depth: depth)
+      IndexCodingKey(intValue: currentIndex), onto: &state.codingPath, depth: depth)
     let nested = try state.makeUnkeyedContainer(depth: depth + 1)
     currentIndex += 1
     return nested
@@ -341,7 +341,7 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
   mutating func superDecoder() throws -> any Decoder {
     try checkNotAtEnd((any Decoder).self)
     BinaryCodingSupport.pushCodingKey(
-      BinaryIndexKey(intValue: currentIndex), onto: &state.codingPath, depth: depth)
+      IndexCodingKey(intValue: currentIndex), onto: &state.codingPath, depth: depth)
     currentIndex += 1
     return state
   }
@@ -350,7 +350,7 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
   private func checkNotAtEnd(_ type: Any.Type) throws {
     guard currentIndex < elementCount else {
       var path = codingPath
-      path.append(BinaryIndexKey(intValue: currentIndex))
+      path.append(IndexCodingKey(intValue: currentIndex))
       throw DecodingError.valueNotFound(
         type,
         DecodingError.Context(
@@ -375,7 +375,7 @@ struct BinaryUnkeyedDecodingContainer: UnkeyedDecodingContainer {
       }
       return value
     } catch {
-      throw state.decodingError(error, depth: depth, key: BinaryIndexKey(intValue: currentIndex))
+      throw state.decodingError(error, depth: depth, key: IndexCodingKey(intValue: currentIndex))
     }
   }
 }

@@ -141,7 +141,7 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
   }
 
   mutating func superEncoder() -> any Encoder {
-    BinaryCodingSupport.pushCodingKey(BinarySuperKey(), onto: &state.codingPath, depth: depth)
+    BinaryCodingSupport.pushCodingKey(SuperCodingKey(), onto: &state.codingPath, depth: depth)
     return state
   }
 
@@ -252,7 +252,7 @@ struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     if state.encodeSpecial(value) {
       return
     }
-    BinaryCodingSupport.pushCodingKey(BinaryIndexKey(intValue: index), onto: &state.codingPath, depth: depth)
+    BinaryCodingSupport.pushCodingKey(IndexCodingKey(intValue: index), onto: &state.codingPath, depth: depth)
     defer { BinaryCodingSupport.popCodingKeys(from: &state.codingPath, depth: depth) }
     let start = state.byteCount
     try state.encodeNested(value)
@@ -274,19 +274,19 @@ struct BinaryUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     keyedBy keyType: NestedKey.Type
   ) -> KeyedEncodingContainer<NestedKey> {
     let index = addElement()
-    BinaryCodingSupport.pushCodingKey(BinaryIndexKey(intValue: index), onto: &state.codingPath, depth: depth)
+    BinaryCodingSupport.pushCodingKey(IndexCodingKey(intValue: index), onto: &state.codingPath, depth: depth)
     return KeyedEncodingContainer(BinaryKeyedEncodingContainer<NestedKey>(state: state, depth: depth + 1))
   }
 
   mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
     let index = addElement()
-    BinaryCodingSupport.pushCodingKey(BinaryIndexKey(intValue: index), onto: &state.codingPath, depth: depth)
+    BinaryCodingSupport.pushCodingKey(IndexCodingKey(intValue: index), onto: &state.codingPath, depth: depth)
     return BinaryUnkeyedEncodingContainer(state: state, depth: depth + 1, countOffset: state.reserveCount())
   }
 
   mutating func superEncoder() -> any Encoder {
     let index = addElement()
-    BinaryCodingSupport.pushCodingKey(BinaryIndexKey(intValue: index), onto: &state.codingPath, depth: depth)
+    BinaryCodingSupport.pushCodingKey(IndexCodingKey(intValue: index), onto: &state.codingPath, depth: depth)
     return state
   }
 

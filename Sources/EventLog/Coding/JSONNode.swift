@@ -8,8 +8,13 @@ import Foundation
 ///
 /// Numbers, `true` and `false` are kept as their literal text, so parsing then rendering keeps
 /// every digit of a number (a `UInt64` beyond 2⁵³, the shortest digits of a `Double`).
-final class JSONNode {
-  enum Value {
+///
+/// ``parse(_:)`` is the package's one JSON reader: every JSON text the package reads (an
+/// `import` line, a payload, a recorded layout, a PostgREST body) is validated by `StrictJSON` and
+/// parsed here, then read through the accessors of `JSONNode+Reading.swift` or decoded into a
+/// `Decodable` type by ``PayloadJSONDecoder``.
+package final class JSONNode {
+  package enum Value {
     case null
     /// A number, a `true` or a `false`, written as it is.
     case literal(String)
@@ -18,12 +23,20 @@ final class JSONNode {
     case object([String: JSONNode])
   }
 
-  var value: Value
+  package var value: Value
+  /// Where the value was written in the text it was parsed from (byte offsets); `nil` for a
+  /// node built in memory.
+  package var sourceRange: Range<Int>?
 
-  init(_ value: Value) { self.value = value }
+  package init(_ value: Value) { self.value = value }
+
+  init(_ value: Value, sourceRange: Range<Int>) {
+    self.value = value
+    self.sourceRange = sourceRange
+  }
 
   /// The rendered text.
-  var rendered: Data {
+  package var rendered: Data {
     var output: [UInt8] = []
     output.reserveCapacity(256)
     render(into: &output)
@@ -58,9 +71,11 @@ final class JSONNode {
   // MARK: - Parsing
 
   /// Parses one JSON text, first validated by `StrictJSON` (RFC 8259, no duplicate keys, at
-  /// most `StrictJSON.maximumDepth` deep).
+  /// most `StrictJSON.maximumDepth` deep). Each node keeps the byte range it was written at
+  /// (``sourceRange``), so that a part of the text can be kept as written.
   /// - Throws: `StrictJSON.SyntaxError` for text that is not valid JSON.
-  static func parse(_ data: Data) throws -> JSONNode {
+  /// - Complexity: O(n) in the length of the text.
+  package static func parse(_ data: Data) throws(StrictJSON.SyntaxError) -> JSONNode {
     try StrictJSON.validate(data)
     return data.withUnsafeBytes { raw in
       var parser = Parser(bytes: raw.bindMemory(to: UInt8.self))
@@ -68,17 +83,24 @@ final class JSONNode {
     }
   }
 
-  /// A reader of text that `StrictJSON` accepted, so it meets no error.
+  /// A reader of text that `StrictJSON` accepted, so it meets no error. It recurses once per
+  /// level of nesting, which validation bounds (`StrictJSON.maximumDepth`).
   private struct Parser {
     let bytes: UnsafeBufferPointer<UInt8>
     var index = 0
 
     mutating func skipWhitespace() {
-      while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
+      while index < bytes.count {
+        switch bytes[index] {
+        case 0x20, 0x09, 0x0A, 0x0D: index += 1
+        default: return
+        }
+      }
     }
 
     mutating func value() -> JSONNode {
       skipWhitespace()
+      let start = index
       switch bytes[index] {
       case UInt8(ascii: "{"):
         index += 1
@@ -86,7 +108,7 @@ final class JSONNode {
         skipWhitespace()
         if bytes[index] == UInt8(ascii: "}") {
           index += 1
-          return JSONNode(.object(members))
+          return JSONNode(.object(members), sourceRange: start..<index)
         }
         while true {
           skipWhitespace()
@@ -97,7 +119,7 @@ final class JSONNode {
           skipWhitespace()
           let separator = bytes[index]
           index += 1
-          if separator == UInt8(ascii: "}") { return JSONNode(.object(members)) }
+          if separator == UInt8(ascii: "}") { return JSONNode(.object(members), sourceRange: start..<index) }
         }
       case UInt8(ascii: "["):
         index += 1
@@ -105,23 +127,23 @@ final class JSONNode {
         skipWhitespace()
         if bytes[index] == UInt8(ascii: "]") {
           index += 1
-          return JSONNode(.array(items))
+          return JSONNode(.array(items), sourceRange: start..<index)
         }
         while true {
           items.append(value())
           skipWhitespace()
           let separator = bytes[index]
           index += 1
-          if separator == UInt8(ascii: "]") { return JSONNode(.array(items)) }
+          if separator == UInt8(ascii: "]") { return JSONNode(.array(items), sourceRange: start..<index) }
         }
       case UInt8(ascii: "\""):
-        return JSONNode(.string(string()))
+        let text = string()
+        return JSONNode(.string(text), sourceRange: start..<index)
       case UInt8(ascii: "n"):
         index += 4
-        return JSONNode(.null)
+        return JSONNode(.null, sourceRange: start..<index)
       default:
         // A number, `true` or `false`: up to the next delimiter.
-        let start = index
         while index < bytes.count {
           switch bytes[index] {
           case UInt8(ascii: ","), UInt8(ascii: "]"), UInt8(ascii: "}"), 0x20, 0x09, 0x0A, 0x0D: break
@@ -131,18 +153,26 @@ final class JSONNode {
           }
           break
         }
-        return JSONNode(.literal(String(decoding: bytes[start..<index], as: UTF8.self)))
+        return JSONNode(
+          .literal(String(decoding: bytes[start..<index], as: UTF8.self)), sourceRange: start..<index)
       }
     }
 
-    /// A string at its opening quote, unescaped.
+    /// A string at its opening quote, unescaped; runs without escapes are copied whole.
     mutating func string() -> String {
       index += 1
-      var utf8: [UInt8] = []
+      let start = index
+      while bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") { index += 1 }
+      if bytes[index] == UInt8(ascii: "\"") {
+        defer { index += 1 }
+        return String(decoding: bytes[start..<index], as: UTF8.self)
+      }
+      var utf8 = Array(bytes[start..<index])
       while bytes[index] != UInt8(ascii: "\"") {
         guard bytes[index] == UInt8(ascii: "\\") else {
-          utf8.append(bytes[index])
-          index += 1
+          let run = index
+          while bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\") { index += 1 }
+          utf8 += bytes[run..<index]
           continue
         }
         index += 1

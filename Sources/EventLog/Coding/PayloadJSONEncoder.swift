@@ -10,7 +10,7 @@ import Foundation
 /// The keys are the payload type's coding keys, which for a synthesized `Codable` conformance are
 /// its stored properties' names exactly as declared (`bookingID`, `restaurantName`): that is the
 /// one rule for the key spelling inside payloads. `JSONEncoder` cannot write a UUID in lower case
-/// (it writes `uuidString`), hence this encoder; `JSONDecoder` reads either case back.
+/// (it writes `uuidString`), hence this encoder; ``PayloadJSONDecoder`` reads either case back.
 struct PayloadJSONEncoder {
   /// The JSON text of `value`.
   /// - Throws: `EncodingError.invalidValue` for a number that is not finite, or a date without
@@ -152,7 +152,7 @@ private final class JSONTreeEncoder: Encoder {
     }
 
     mutating func superEncoder() -> any Encoder {
-      guard let key = Key(stringValue: "super") else { return encoder.child(IndexKey(intValue: 0)) }
+      guard let key = Key(stringValue: "super") else { return encoder.child(SuperCodingKey()) }
       return superEncoder(forKey: key)
     }
 
@@ -177,7 +177,7 @@ private final class JSONTreeEncoder: Encoder {
       encoder.node.value = .array(items)
     }
 
-    private var nextKey: any CodingKey { IndexKey(intValue: count) }
+    private var nextKey: any CodingKey { IndexCodingKey(intValue: count) }
 
     mutating func encodeNil() throws { append(JSONNode(.null)) }
     mutating func encode(_ value: Bool) throws { append(JSONNode(.literal("\(value)"))) }
@@ -241,13 +241,5 @@ private final class JSONTreeEncoder: Encoder {
     mutating func encode(_ value: UInt32) throws { encoder.node.value = .literal("\(value)") }
     mutating func encode(_ value: UInt64) throws { encoder.node.value = .literal("\(value)") }
     mutating func encode<T: Encodable>(_ value: T) throws { try encoder.encodeValue(value) }
-  }
-
-  /// The key of an array element.
-  struct IndexKey: CodingKey {
-    var stringValue: String { "\(intValue ?? 0)" }
-    var intValue: Int?
-    init(intValue: Int) { self.intValue = intValue }
-    init?(stringValue: String) { nil }
   }
 }

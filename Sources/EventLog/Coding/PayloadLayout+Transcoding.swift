@@ -191,23 +191,23 @@ extension PayloadLayout.Kind {
       guard case .literal(let text) = node.value, text == "true" || text == "false" else { throw mismatch() }
       output.append(text == "true" ? 1 : 0)
     case .int, .int8, .int16, .int32, .int64:
-      guard case .literal(let text) = node.value, Self.isInteger(text), let value = Int64(text) else {
+      guard case .literal(let text) = node.value, JSONNode.isInteger(text), let value = Int64(text) else {
         throw mismatch()
       }
       guard fits(value) else { throw Self.failure(path, "\(text) is out of range for \(expectation)") }
       Self.writeUnsigned(UInt64(bitPattern: (value &<< 1) ^ (value >> 63)), into: &output)
     case .uint, .uint8, .uint16, .uint32, .uint64:
-      guard case .literal(let text) = node.value, Self.isInteger(text), let value = UInt64(text) else {
+      guard case .literal(let text) = node.value, JSONNode.isInteger(text), let value = UInt64(text) else {
         throw mismatch()
       }
       guard fits(value) else { throw Self.failure(path, "\(text) is out of range for \(expectation)") }
       Self.writeUnsigned(value, into: &output)
     case .float:
-      guard case .literal(let text) = node.value, Self.isNumber(text), let value = Float(text), value.isFinite
+      guard let text = node.number, let value = Float(text), value.isFinite
       else { throw mismatch() }
       withUnsafeBytes(of: value.bitPattern.littleEndian) { output += $0 }
     case .double:
-      guard case .literal(let text) = node.value, Self.isNumber(text), let value = Double(text),
+      guard let text = node.number, let value = Double(text),
         value.isFinite
       else { throw mismatch() }
       withUnsafeBytes(of: value.bitPattern.littleEndian) { output += $0 }
@@ -225,7 +225,7 @@ extension PayloadLayout.Kind {
       guard case .array(let items) = node.value else { throw mismatch() }
       Self.writeUnsigned(UInt64(items.count), into: &output)
       for (index, item) in items.enumerated() {
-        guard case .literal(let text) = item.value, Self.isInteger(text), let byte = UInt8(text) else {
+        guard case .literal(let text) = item.value, JSONNode.isInteger(text), let byte = UInt8(text) else {
           throw Self.failure(
             Self.join(path, String(index)), "expected a byte (0 to 255), found \(item.summary)")
         }
@@ -311,20 +311,6 @@ extension PayloadLayout.Kind {
     }
   }
 
-  /// An integer literal: `-?(0|[1-9][0-9]*)`.
-  private static func isInteger(_ text: String) -> Bool {
-    var digits = Substring(text)
-    if digits.first == "-" { digits = digits.dropFirst() }
-    guard let first = digits.first, first.isASCII, first.isNumber else { return false }
-    return digits.allSatisfy { $0.isASCII && $0.isNumber } && (first != "0" || digits.count == 1)
-  }
-
-  /// A JSON number literal (not `true` or `false`).
-  private static func isNumber(_ text: String) -> Bool {
-    guard let first = text.utf8.first else { return false }
-    return first == UInt8(ascii: "-") || (48...57).contains(first)
-  }
-
   private static func writeUnsigned(_ value: UInt64, into output: inout [UInt8]) {
     var remaining = value
     while remaining >= 0x80 {
@@ -332,18 +318,5 @@ extension PayloadLayout.Kind {
       remaining >>= 7
     }
     output.append(UInt8(truncatingIfNeeded: remaining))
-  }
-}
-
-extension JSONNode {
-  /// What the value is, for errors: `a string`, `the number 3`.
-  var summary: String {
-    switch value {
-    case .null: "null"
-    case .literal(let text): text == "true" || text == "false" ? text : "the number \(text)"
-    case .string: "a string"
-    case .array: "an array"
-    case .object: "an object"
-    }
   }
 }

@@ -4,8 +4,8 @@ import Foundation
 /// (a trailing comma, `01`, `1e`, `-`, `"\x"`, duplicate keys, a number no `Double` holds) is
 /// refused, and the error says what is wrong and where.
 ///
-/// Readers of untrusted JSON (the sync body, each `import` line) validate first, then decode
-/// with `JSONDecoder` or `JSONSerialization`, which then see only valid JSON.
+/// It is the first half of the package's one JSON reader: `JSONNode.parse` validates here, then
+/// builds the tree from text it knows is valid.
 ///
 /// Beyond the grammar it refuses, as I-JSON (RFC 7493) does: invalid UTF-8, a lone surrogate
 /// (`"\uD800"`), a duplicate key in an object (compared after unescaping), a number beyond the

@@ -75,7 +75,7 @@ public struct EncodedPayload: Sendable {
   public func decode<T: Decodable>(_ type: T.Type) throws -> T {
     switch encoding {
     case .binary: try BinaryDecoder().decode(type, from: bytes)
-    case .json: try EventTypeRegistry.decoder.decode(type, from: Data(bytes))
+    case .json: try PayloadJSONDecoder().decode(type, from: Data(bytes))
     }
   }
 }

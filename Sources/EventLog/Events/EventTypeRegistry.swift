@@ -11,13 +11,13 @@ public struct EventTypeRegistry: Sendable {
   private struct Entry: Sendable {
     let schemaVersion: UInt16
     let render: @Sendable (RecordedEvent) throws -> Data
-    let parse: @Sendable (Data, JSONDecoder) throws -> [UInt8]
+    let parse: @Sendable (Data) throws -> [UInt8]
     let decode: @Sendable (RecordedEvent) throws -> any EventPayload
     /// The payload decoded (upcast, or from JSON) and encoded in binary at the current schema
     /// version, with its type's layout as this process knows it.
     let binary: @Sendable (RecordedEvent) throws -> (bytes: [UInt8], layout: KnownLayout?)
     /// JSON of the current schema in binary, with its type's layout as this process knows it.
-    let binaryFromJSON: @Sendable (Data) throws -> (bytes: [UInt8], layout: KnownLayout?)
+    let binaryFromJSON: @Sendable (JSONNode) throws -> (bytes: [UInt8], layout: KnownLayout?)
   }
 
   private var entries: [String: Entry] = [:]
@@ -32,15 +32,15 @@ public struct EventTypeRegistry: Sendable {
     entries[E.eventType] = Entry(
       schemaVersion: E.schemaVersion,
       render: { event in try PayloadJSONEncoder().encode(event.decode(E.self)) },
-      parse: { data, decoder in try BinaryEncoder().encode(decoder.decode(E.self, from: data)) },
+      parse: { data in try BinaryEncoder().encode(PayloadJSONDecoder().decode(E.self, from: data)) },
       decode: { event in try event.decode(E.self) },
       binary: { event in
         let value = try event.decode(E.self)
         let bytes = try BinaryEncoder().encode(value)
         return (bytes, TypeLayouts.shared.layout(of: value, encoded: bytes))
       },
-      binaryFromJSON: { data in
-        let value = try Self.decoder.decode(E.self, from: data)
+      binaryFromJSON: { node in
+        let value = try PayloadJSONDecoder().decode(E.self, from: node)
         let bytes = try BinaryEncoder().encode(value)
         return (bytes, TypeLayouts.shared.layout(of: value, encoded: bytes))
       })
@@ -110,7 +110,7 @@ public struct EventTypeRegistry: Sendable {
     guard let entry = entries[type] else {
       throw EventStoreError.unsupportedSchemaVersion(type: type, version: 0, supported: 0)
     }
-    return (entry.schemaVersion, try entry.parse(data, Self.decoder))
+    return (entry.schemaVersion, try entry.parse(data))
   }
 
   /// The payload of `event` (binary or JSON, of any schema version the type reads) decoded and
@@ -130,26 +130,12 @@ public struct EventTypeRegistry: Sendable {
   /// A JSON payload of `type` at `schemaVersion` in binary, with the layout of its type; `nil`
   /// when the type is not registered at that schema version.
   /// - Throws: `DecodingError` (or the type's own error) for JSON that does not fit the type.
-  package func binaryPayload(
-    fromJSON data: Data, type: String, schemaVersion: UInt16
+  func binaryPayload(
+    from node: JSONNode, type: String, schemaVersion: UInt16
   ) throws -> (
     bytes: [UInt8], layout: KnownLayout?
   )? {
     guard let entry = entries[type], entry.schemaVersion == schemaVersion else { return nil }
-    return try entry.binaryFromJSON(data)
+    return try entry.binaryFromJSON(node)
   }
-
-  static let decoder: JSONDecoder = {
-    let decoder = JSONDecoder()
-    decoder.dateDecodingStrategy = .custom { decoder in
-      let container = try decoder.singleValueContainer()
-      let text = try container.decode(String.self)
-      guard let date = ISO8601.date(from: text) else {
-        throw DecodingError.dataCorruptedError(
-          in: container, debugDescription: "'\(text)' is not an ISO 8601 date")
-      }
-      return date
-    }
-    return decoder
-  }()
 }

@@ -122,14 +122,25 @@ package struct PayloadTranscoder: Sendable {
     id: UUID, type: String, schemaVersion: UInt16, payloadJSON: Data, metadata: EventMetadata,
     recordedAt: Date?
   ) throws -> NewEvent {
-    if let bytes = try Self.binaryObject(payloadJSON, schemaVersion: schemaVersion) {
+    try event(
+      id: id, type: type, schemaVersion: schemaVersion, payload: Self.parse(payloadJSON), metadata: metadata,
+      recordedAt: recordedAt)
+  }
+
+  /// The event to store for a payload already parsed (an `import` line's member), as
+  /// ``event(id:type:schemaVersion:payloadJSON:metadata:recordedAt:)``.
+  package func event(
+    id: UUID, type: String, schemaVersion: UInt16, payload node: JSONNode, metadata: EventMetadata,
+    recordedAt: Date?
+  ) throws -> NewEvent {
+    if let bytes = try Self.binaryObject(node, schemaVersion: schemaVersion) {
       return NewEvent(
         id: id, type: type, schemaVersion: schemaVersion, payload: bytes, metadata: metadata,
         recordedAt: recordedAt)
     }
     let layout = latestLayout(type: type, schemaVersion: schemaVersion)
     if let (bytes, inferred) = try Self.binary(
-      fromJSON: payloadJSON, type: type, schemaVersion: schemaVersion, eventTypes: eventTypes, layout: layout)
+      from: node, type: type, schemaVersion: schemaVersion, eventTypes: eventTypes, layout: layout)
     {
       var event = NewEvent(
         id: id, type: type, schemaVersion: schemaVersion, payload: bytes, metadata: metadata,
@@ -137,9 +148,9 @@ package struct PayloadTranscoder: Sendable {
       event.layout = layout.map { KnownLayout($0.layout) } ?? (infersLayouts ? inferred : nil)
       return event
     }
-    return try NewEvent(
-      id: id, type: type, schemaVersion: schemaVersion, jsonPayload: payloadJSON, metadata: metadata,
-      recordedAt: recordedAt)
+    return NewEvent(
+      id: id, type: type, schemaVersion: schemaVersion, payload: Array(node.rendered), payloadEncoding: .json,
+      metadata: metadata, recordedAt: recordedAt)
   }
 
   // MARK: - Shared with the store
@@ -180,12 +191,8 @@ package struct PayloadTranscoder: Sendable {
   /// other JSON.
   /// - Throws: `PayloadConversionError` for such an object whose Base64 does not decode or whose
   ///   schema version is not `schemaVersion`.
-  static func binaryObject(_ json: Data, schemaVersion: UInt16) throws -> [UInt8]? {
-    // Cheap first: a payload of an app's type has no key that starts with '$'.
-    guard json.count >= 12, json.prefix(64).contains(UInt8(ascii: "$")),
-      let node = try? JSONNode.parse(json), case .object(let fields) = node.value,
-      let binary = fields["$binary"]
-    else { return nil }
+  static func binaryObject(_ node: JSONNode, schemaVersion: UInt16) throws -> [UInt8]? {
+    guard let fields = node.members, let binary = fields["$binary"] else { return nil }
     guard case .string(let text) = binary.value, let bytes = Data(base64Encoded: text),
       fields.count == 1 || (fields.count == 2 && fields["$schemaVersion"] != nil)
     else {
@@ -207,15 +214,27 @@ package struct PayloadTranscoder: Sendable {
     fromJSON json: Data, type: String, schemaVersion: UInt16, eventTypes: EventTypeRegistry,
     layout: RecordedLayout?
   ) throws -> (bytes: [UInt8], layout: KnownLayout?)? {
+    try binary(
+      from: parse(json), type: type, schemaVersion: schemaVersion, eventTypes: eventTypes, layout: layout)
+  }
+
+  /// A JSON payload's text parsed.
+  /// - Throws: `PayloadConversionError` when the text is not JSON.
+  static func parse(_ json: Data) throws -> JSONNode {
     do {
-      try StrictJSON.validate(json)
+      return try JSONNode.parse(json)
     } catch {
       throw PayloadConversionError(reason: "is not JSON: \(error)")
     }
+  }
+
+  /// A parsed JSON payload in binary, as ``binary(fromJSON:type:schemaVersion:eventTypes:layout:)``.
+  static func binary(
+    from node: JSONNode, type: String, schemaVersion: UInt16, eventTypes: EventTypeRegistry,
+    layout: RecordedLayout?
+  ) throws -> (bytes: [UInt8], layout: KnownLayout?)? {
     do {
-      if let converted = try eventTypes.binaryPayload(
-        fromJSON: json, type: type, schemaVersion: schemaVersion)
-      {
+      if let converted = try eventTypes.binaryPayload(from: node, type: type, schemaVersion: schemaVersion) {
         return converted
       }
     } catch {
@@ -223,7 +242,7 @@ package struct PayloadTranscoder: Sendable {
     }
     guard let layout else { return nil }
     do {
-      return (try layout.layout.payload(fromJSON: json), nil)
+      return (try layout.layout.payload(from: node), nil)
     } catch {
       throw PayloadConversionError(
         reason: "does not fit the recorded layout of \(type) (schema \(schemaVersion)): \(error)")
@@ -269,12 +288,7 @@ extension NewEvent {
     id: UUID, type: String, schemaVersion: UInt16, jsonPayload: Data, metadata: EventMetadata,
     recordedAt: Date? = nil
   ) throws {
-    let node: JSONNode
-    do {
-      node = try JSONNode.parse(jsonPayload)
-    } catch {
-      throw PayloadConversionError(reason: "is not JSON: \(error)")
-    }
+    let node = try PayloadTranscoder.parse(jsonPayload)
     self.init(
       id: id, type: type, schemaVersion: schemaVersion, payload: Array(node.rendered), payloadEncoding: .json,
       metadata: metadata, recordedAt: recordedAt)

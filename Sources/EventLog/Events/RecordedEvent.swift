@@ -90,7 +90,7 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
   /// written with an older schema.
   private func decodeJSON<E: EventPayload>(_ type: E.Type) throws -> E {
     if schemaVersion == E.schemaVersion {
-      return try EventTypeRegistry.decoder.decode(E.self, from: Data(payload))
+      return try PayloadJSONDecoder().decode(E.self, from: Data(payload))
     }
     if schemaVersion < E.schemaVersion {
       return try E.upcast(from: schemaVersion, payload: EncodedPayload(bytes: payload, encoding: .json))

@@ -106,72 +106,66 @@ enum EventJSON {
     skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)?
   ) {
     func fail(_ message: String) -> CommandFailure { CommandFailure("line \(number): \(message)") }
+    let text = Data(line.utf8)
+    let object: [String: JSONNode]
     do {
-      try StrictJSON.validate(line)
-    } catch {
+      guard let members = try JSONNode.parse(text).members else { throw fail("not a JSON object") }
+      object = members
+    } catch let error as StrictJSON.SyntaxError {
       throw CommandFailure(
         "line \(number), column \(error.column) (byte offset \(offset + error.offset)): not valid JSON: \(error.reason)"
       )
     }
-    let object: [String: Any]
-    do {
-      guard let parsed = try JSONValue.parseObject(line) else { throw fail("not a JSON object") }
-      object = parsed
-    } catch let failure as CommandFailure {
-      throw failure
-    } catch {
-      throw fail("invalid JSON")
-    }
-    func field<T>(_ name: String, _ type: T.Type) throws -> T {
-      guard let value = object[name] else { throw fail("missing field '\(name)'") }
-      guard let typed = value as? T else { throw fail("field '\(name)' has the wrong type") }
-      return typed
+    func string(_ name: String, in members: [String: JSONNode] = object, path: String = "") throws -> String {
+      guard let value = members[name] else { throw fail("missing field '\(path)\(name)'") }
+      guard let text = value.string else { throw fail("field '\(path)\(name)' has the wrong type") }
+      return text
     }
     func unsigned(_ name: String) throws -> UInt64 {
-      guard let number = object[name] as? NSNumber, let value = UInt64(exactly: number.doubleValue),
-        value >= 1, number.stringValue == String(value)
-      else {
+      guard let digits = object[name]?.integerText, let value = UInt64(digits), value >= 1 else {
         throw fail("field '\(name)' must be a positive integer")
       }
       return value
     }
     let sequence = try unsigned("seq")
     let version = try unsigned("version")
-    guard let id = UUID(uuidString: try field("id", String.self)) else {
+    guard let id = UUID(uuidString: try string("id")) else {
       throw fail("field 'id' is not a UUID")
     }
-    let stream = streams.stored(try field("stream", String.self))
-    let type = try field("type", String.self)
-    guard let recordedAt = ISO8601.date(from: try field("recordedAt", String.self)) else {
+    let stream = streams.stored(try string("stream"))
+    let type = try string("type")
+    guard let recordedAt = ISO8601.date(from: try string("recordedAt")) else {
       throw fail("field 'recordedAt' is not an ISO 8601 date")
     }
-    let metadataObject = try field("metadata", [String: Any].self)
+    guard let metadataNode = object["metadata"] else { throw fail("missing field 'metadata'") }
+    guard let metadataObject = metadataNode.members else { throw fail("field 'metadata' has the wrong type") }
     func optionalUUID(_ name: String) throws -> UUID? {
-      guard let value = metadataObject[name], !(value is NSNull) else { return nil }
-      guard let text = value as? String, let uuid = UUID(uuidString: text) else {
+      guard let value = metadataObject[name], !value.isNull else { return nil }
+      guard let text = value.string, let uuid = UUID(uuidString: text) else {
         throw fail("field 'metadata.\(name)' is not a UUID")
       }
       return uuid
     }
     let metadata = EventMetadata(
       correlationID: try optionalUUID("correlationId"), causationID: try optionalUUID("causationId"),
-      origin: metadataObject["origin"] as? String ?? "")
+      origin: metadataObject["origin"]?.string ?? "")
     var skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)?
     if let value = object["skipped"] {
       let kinds: [String: EventStore.SkippedEvent.Kind] = [
         "unreadable": .unreadable, "invalid": .invalid, "refused": .refused,
       ]
-      guard let note = value as? [String: Any], note.count == 2, let name = note["kind"] as? String,
-        let kind = kinds[name], let reason = note["reason"] as? String
+      guard let note = value.members, note.count == 2, let name = note["kind"]?.string,
+        let kind = kinds[name], let reason = note["reason"]?.string
       else {
         throw fail(#"field 'skipped' must be {"kind": "unreadable"|"invalid"|"refused", "reason": text}"#)
       }
       skipped = (kind, reason)
     }
-    let payloadObject = try field("payload", [String: Any].self)
-    if let binary = payloadObject["$binary"] as? String {
-      guard let data = Data(base64Encoded: binary), let number = payloadObject["$schemaVersion"] as? Int,
-        let schema = UInt16(exactly: number)
+    guard let payloadNode = object["payload"] else { throw fail("missing field 'payload'") }
+    guard let payloadObject = payloadNode.members else { throw fail("field 'payload' has the wrong type") }
+    if let binary = payloadObject["$binary"]?.string {
+      guard let data = Data(base64Encoded: binary), let number = payloadObject["$schemaVersion"]?.integerText,
+        let schema = UInt16(number)
       else {
         throw fail("field 'payload' has an invalid $binary or $schemaVersion")
       }
@@ -184,38 +178,29 @@ enum EventJSON {
     // type's current version.
     let schemaVersion: UInt16
     if let number = object["schemaVersion"] {
-      guard let number = number as? NSNumber, let value = UInt16(exactly: number.doubleValue),
-        number.stringValue == String(value)
-      else { throw fail("field 'schemaVersion' must be an integer from 0 to 65535") }
+      guard let digits = number.integerText, let value = UInt16(digits) else {
+        throw fail("field 'schemaVersion' must be an integer from 0 to 65535")
+      }
       schemaVersion = value
     } else if let current = payloads.eventTypes.schemaVersion(of: type) {
       schemaVersion = current
     } else {
       throw fail("unknown event type '\(type)' with a JSON payload and no 'schemaVersion'")
     }
-    if object["layout"] != nil {
-      guard let text = JSONValue.topLevelValue(ofKey: "layout", in: line) else {
-        throw fail("field 'layout' cannot be read")
-      }
+    if let layout = object["layout"] {
+      // The layout's text as written: a recorded layout keeps the text it was exported with.
+      guard let layoutText = layout.text(in: text) else { throw fail("field 'layout' cannot be read") }
       do {
         payloads.add(
           try RecordedLayout(
-            type: type, schemaVersion: schemaVersion, sequence: sequence, exportedJSON: Data(text.utf8)))
+            type: type, schemaVersion: schemaVersion, sequence: sequence, exportedJSON: Data(layoutText)))
       } catch {
         throw fail("field 'layout': \(error)")
       }
     }
     do {
-      // The payload's own text when it can be found; re-serialising the parsed object took
-      // 40% of an import.
-      let json =
-        if let text = JSONValue.topLevelValue(ofKey: "payload", in: line) {
-          Data(text.utf8)
-        } else {
-          try JSONSerialization.data(withJSONObject: payloadObject)
-        }
       let event = try payloads.event(
-        id: id, type: type, schemaVersion: schemaVersion, payloadJSON: json, metadata: metadata,
+        id: id, type: type, schemaVersion: schemaVersion, payload: payloadNode, metadata: metadata,
         recordedAt: recordedAt)
       return (sequence, stream, version, event, skipped)
     } catch let error as PayloadConversionError {

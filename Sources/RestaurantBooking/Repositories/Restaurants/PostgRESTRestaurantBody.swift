@@ -19,19 +19,18 @@ enum PostgRESTRestaurantBody {
   static func decode(
     _ data: Data, offset: Int, seen: inout [UUID: Int]
   ) throws(RestaurantSyncError) -> [RemoteRestaurant] {
-    // RFC 8259 first: JSONDecoder lets through trailing commas, bad numbers and escapes in
-    // ignored keys, duplicate keys, and reports invalid UTF-8 as a mistyped field.
+    // The package's one JSON reader, strict (RFC 8259, `StrictJSON`): a trailing comma, a bad
+    // number or escape in an ignored key, a duplicate key or invalid UTF-8 is a malformed page.
+    let node: JSONNode
     do {
-      try StrictJSON.validate(data)
+      node = try JSONNode.parse(data)
     } catch {
       throw .malformedPage(offset: offset, reason: "not valid JSON: \(error)")
     }
-    let rows: [RowDTO]
-    do {
-      rows = try JSONDecoder().decode([RowDTO].self, from: data)
-    } catch {
-      throw .malformedPage(offset: offset, reason: describe(error))
+    guard let items = node.items else {
+      throw .malformedPage(offset: offset, reason: "the body is not a JSON array")
     }
+    let rows = items.map(RowDTO.init)
     var result: [RemoteRestaurant] = []
     result.reserveCapacity(rows.count)
     for (position, row) in rows.enumerated() {
@@ -44,29 +43,10 @@ enum PostgRESTRestaurantBody {
     }
     return result
   }
-
-  private static func describe(_ error: any Error) -> String {
-    guard let error = error as? DecodingError else { return "\(error)" }
-    switch error {
-    case .dataCorrupted(let context):
-      var text = context.debugDescription
-      if let underlying = context.underlyingError as NSError? {
-        let detail = underlying.userInfo[NSDebugDescriptionErrorKey] as? String ?? ""
-        if !detail.isEmpty { text += " (\(detail))" }
-      }
-      return text
-    case .typeMismatch(_, let context):
-      return context.codingPath.isEmpty ? "the body is not a JSON array" : context.debugDescription
-    case .keyNotFound(_, let context), .valueNotFound(_, let context):
-      return context.debugDescription
-    @unknown default:
-      return "\(error)"
-    }
-  }
 }
 
 /// One row as PostgREST sends it: each field as found, so that validation can name what is wrong.
-private struct RowDTO: Decodable {
+private struct RowDTO {
   enum Field {
     case missing
     case null
@@ -74,33 +54,30 @@ private struct RowDTO: Decodable {
     case wrongType(String)
   }
 
-  enum CodingKeys: String, CodingKey {
-    case id, name, cuisine
-  }
-
   var isObject = true
   var id = Field.missing
   var name = Field.missing
   var cuisine = Field.missing
 
-  init(from decoder: any Decoder) throws {
-    guard let container = try? decoder.container(keyedBy: CodingKeys.self) else {
+  init(_ node: JSONNode) {
+    guard let members = node.members else {
       isObject = false
       return
     }
-    id = Self.field(.id, in: container)
-    name = Self.field(.name, in: container)
-    cuisine = Self.field(.cuisine, in: container)
+    id = Self.field(members["id"])
+    name = Self.field(members["name"])
+    cuisine = Self.field(members["cuisine"])
   }
 
-  private static func field(_ key: CodingKeys, in container: KeyedDecodingContainer<CodingKeys>) -> Field {
-    guard container.contains(key) else { return .missing }
-    if let text = try? container.decode(String.self, forKey: key) { return .string(text) }
-    if (try? container.decodeNil(forKey: key)) == true { return .null }
-    if (try? container.decode(Bool.self, forKey: key)) != nil { return .wrongType("a boolean") }
-    if (try? container.decode(Double.self, forKey: key)) != nil { return .wrongType("a number") }
-    if (try? container.nestedUnkeyedContainer(forKey: key)) != nil { return .wrongType("an array") }
-    return .wrongType("an object")
+  private static func field(_ node: JSONNode?) -> Field {
+    guard let node else { return .missing }
+    switch node.value {
+    case .string(let text): return .string(text)
+    case .null: return .null
+    case .literal: return .wrongType(node.bool != nil ? "a boolean" : "a number")
+    case .array: return .wrongType("an array")
+    case .object: return .wrongType("an object")
+    }
   }
 
   func validated(index: Int) throws(RestaurantSyncError) -> RemoteRestaurant {

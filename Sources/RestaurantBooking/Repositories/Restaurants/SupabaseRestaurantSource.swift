@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 import HTTP
 
@@ -192,12 +193,9 @@ public struct SupabaseRestaurantSource: PagedRestaurantSource, CustomStringConve
 
   /// PostgREST's `message` of an error body, without the key; the start of any other body.
   private func errorMessage(in body: Data) -> String? {
-    struct ErrorBody: Decodable {
-      var message: String?
-    }
     // Redact before truncating, so that no part of the key survives a cut.
     var text: String
-    if let decoded = try? JSONDecoder().decode(ErrorBody.self, from: body), let message = decoded.message {
+    if let message = (try? JSONNode.parse(body))?["message"]?.string {
       text = redactKey(message)
     } else {
       text = redactKey(String(decoding: body.prefix(64 << 10), as: UTF8.self))

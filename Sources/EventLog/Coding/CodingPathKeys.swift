@@ -1,5 +1,5 @@
 /// The coding key of an element of an unkeyed container: its index, for coding paths in errors.
-struct BinaryIndexKey: CodingKey {
+struct IndexCodingKey: CodingKey {
   let intValue: Int?
   var stringValue: String { "Index \(intValue ?? 0)" }
 
@@ -13,7 +13,7 @@ struct BinaryIndexKey: CodingKey {
 }
 
 /// The key of a `super` encoder or decoder, for coding paths.
-struct BinarySuperKey: CodingKey {
+struct SuperCodingKey: CodingKey {
   var stringValue: String { "super" }
   var intValue: Int? { nil }
 
