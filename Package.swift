@@ -120,7 +120,8 @@ let package = Package(
     .executableTarget(
       name: "EventLogFuzz", dependencies: ["EventLog", "Checksum"], path: "Tests/Fuzz/EventLogFuzz"),
     // Test support shared by the tests and eventlog-stress: temporary directories, running a
-    // child process, the FNV-1a fingerprint, SplitMix64.
+    // child process (and a device's environment driven through the built `eventlog`), the FNV-1a
+    // fingerprint, SplitMix64.
     .target(name: "TestKit", path: "Tests/Support/TestKit"),
     // Test support: a loopback HTTP server that answers what a test says, and can misbehave.
     .target(name: "HTTPTestSupport", path: "Tests/Support/HTTPTestSupport"),

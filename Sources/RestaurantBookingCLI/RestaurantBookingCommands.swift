@@ -77,8 +77,10 @@ public struct RestaurantBookingCommands: EventLogPlugin {
   /// - Returns: `restaurants` then `bookings`.
   /// - Throws: an error reading the replayed tables.
   public func replayedState(_ replay: EventStore.ReplayResult) throws -> [ReplayedState] {
-    let restaurants = try RestaurantQueries.all(in: replay)
-    let bookings = try BookingQueries.all(in: replay)
+    let restaurants = try RestaurantsProjection.table.reader(in: replay)
+      .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+    let bookings = try BookingsProjection.table.reader(in: replay)
+      .rows(in: BookingsProjection.byDate).map(Booking.init)
     return [
       ReplayedState(
         name: "restaurants", json: .array(restaurants.map(DomainJSON.restaurant)),

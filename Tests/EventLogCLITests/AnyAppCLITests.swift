@@ -6,9 +6,11 @@ import Testing
 /// `eventlog` on the environments it writes, whose event types and projections it does not know.
 @Suite("Any app's eventlog")
 struct AnyAppCLITests {
-  /// The stored version of the `users` and `restaurants` tables (version 1, with update handlers):
-  /// the table engine's convergent rule keeps its revision in the top byte.
+  /// The stored version of the `users` table (version 1, with update handlers): the table
+  /// engine's convergent rule keeps its revision in the top byte.
   static let versionOne: UInt32 = 0x0100_0001
+  /// The stored version of the `restaurants` table (version 2, with update handlers).
+  static let restaurantsVersion: UInt32 = 0x0100_0002
 
   @Test("an app's eventlog is a few lines of main.swift: its own commands and every generic one")
   func appEventLog() throws {
@@ -197,7 +199,8 @@ struct AnyAppCLITests {
     #expect(try Self.names(app("users", "list", "--json")) == ["Ada", "Bob"])
     let verify = try app("verify")
     #expect(
-      verify.status == 0 && verify.stdout.contains("projection 'restaurants' (version \(Self.versionOne))"),
+      verify.status == 0
+        && verify.stdout.contains("projection 'restaurants' (version \(Self.restaurantsVersion))"),
       "\(verify)")
     #expect(!verify.stdout.contains("behind"))
     #expect(try app("replay").stdout.contains("the projections compared match the live state (users)"))

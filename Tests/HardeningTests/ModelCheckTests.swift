@@ -295,8 +295,10 @@ struct ModelRun {
   func replay() throws {
     let store = store!
     let replay = try store.replay()
-    let replayedRestaurants = try RestaurantQueries.all(in: replay)
-    let replayedBookings = try BookingQueries.all(in: replay)
+    let replayedRestaurants = try RestaurantsProjection.table.reader(in: replay)
+      .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+    let replayedBookings = try BookingsProjection.table.reader(in: replay)
+      .rows(in: BookingsProjection.byDate).map(Booking.init)
     guard replayedRestaurants == expectedRestaurants() else {
       throw ModelMismatch("replayed restaurants differ")
     }

@@ -12,44 +12,13 @@ struct CommandLineReplicationTests {
     [{"id":"11111111-1111-4111-8111-111111111111","name":"Pasta Palace","cuisine":"italian"}]
     """
 
-  /// `eventlog --db <device> arguments…`.
-  struct CLI {
-    let directory = TemporaryDirectory("cli-device")
-    var database: String { directory.environment() }
-
-    @discardableResult
-    func callAsFunction(_ arguments: String..., environment: [String: String] = [:]) throws -> ChildRun {
-      try runChild(binary, ["--db", database] + arguments, environment: environment)
-    }
-
-    func json(_ arguments: String...) throws -> [String: Any] {
-      let run = try runChild(binary, ["--db", database] + arguments)
-      #expect(run.status == 0, "\(arguments): \(run)")
-      return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
-    }
-
-    /// Syncs the catalog and books a table; returns the booking's ID.
-    @discardableResult
-    func book(_ name: String = "Ada") throws -> String {
-      let file = try directory.file("catalog.json", Data(CommandLineReplicationTests.catalog.utf8))
-      // The same snapshot again appends nothing.
-      #expect(try self("restaurants", "sync", "--from", file).status == 0)
-      let booking = try json(
-        "bookings", "create", "--restaurant", "Pasta Palace", "--date", "2099-06-01T19:00:00Z", "--party",
-        "2",
-        "--name", name, "--json")
-      return try #require(booking["id"] as? String)
-    }
-
-    func bookingIDs() throws -> [String] {
-      let run = try self("bookings", "list", "--json")
-      let list = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]] ?? []
-      return list.compactMap { $0["id"] as? String }.sorted()
-    }
+  /// A device of its own: `eventlog --db <its environment> arguments…`.
+  func device() -> CommandLineDevice {
+    CommandLineDevice(binary: Self.binary, catalog: Self.catalog, label: "cli-device")
   }
 
   @Test func helpAndUsageErrors() throws {
-    let cli = CLI()
+    let cli = device()
     for command in [["remote", "init"], ["remote", "status"], ["push"], ["pull"], ["replicate"]] {
       for flag in ["--help"] {
         let run = try cli.run(command + [flag])
@@ -77,8 +46,8 @@ struct CommandLineReplicationTests {
     #expect(initJSON?["mode"] as? String == "roles")
     #expect(try runChild(Self.binary, ["remote", "init", fixture.ownerURL]).stdout.contains("up to date"))
     let alice = try fixture.customer("alice")
-    let phone = CLI()
-    let tablet = CLI()
+    let phone = device()
+    let tablet = device()
     let booking = try phone.book()
     let stats = try phone.json("stats", "--json")
     #expect((stats["device"] as? String)?.count == 36)
@@ -123,7 +92,7 @@ struct CommandLineReplicationTests {
   @Test func failuresExitOneNameTheCauseAndChangeNothing() async throws {
     let fixture = try await ServerFixture(initialized: false)
     let alice = try fixture.customer("alice")
-    let phone = CLI()
+    let phone = device()
     try phone.book()
     let before = try phone.json("remote", "status", "--json")
 
@@ -155,7 +124,7 @@ struct CommandLineReplicationTests {
     #expect(
       after["pending"] as? Int == 1 && after["pushedThrough"] as? Int == before["pushedThrough"] as? Int)
     // A first pull that fails leaves no environment behind.
-    let fresh = CLI()
+    let fresh = device()
     #expect(try fresh("pull", alice.url).status == 1)
     #expect(!FileManager.default.fileExists(atPath: fresh.database))
   }
@@ -170,8 +139,8 @@ struct CommandLineReplicationTests {
       ).status == 0)
     try server.createRole("dana", password: "danapw")
     let url = server.url(user: "dana", password: "danapw", database: database)
-    let phone = CLI()
-    let tablet = CLI()
+    let phone = device()
+    let tablet = device()
     try tablet.book("Tablet's own")
 
     let watcher = Process()
@@ -243,7 +212,7 @@ struct CommandLineReplicationTests {
     let initRun = try runChild(Self.binary, ["remote", "init", fixture.ownerURL, "--json"])
     #expect(initRun.status == 0, "\(initRun)")
     let alice = try fixture.customer("alice")
-    let phone = CLI()
+    let phone = device()
     try phone.book()
     for (url, expected) in [
       ("postgres://alice:hunter2pw@db.example.com:99999/bookings", "port"),
@@ -268,11 +237,5 @@ struct CommandLineReplicationTests {
     let resync = try phone("pull", alice.url, "--resync", "--json")
     #expect(resync.status == 0, "\(resync)")
     #expect(try phone.json("remote", "status", "--json")["diverged"] is NSNull)
-  }
-}
-
-extension CommandLineReplicationTests.CLI {
-  func run(_ arguments: [String]) throws -> ChildRun {
-    try runChild(CommandLineReplicationTests.binary, ["--db", database] + arguments)
   }
 }

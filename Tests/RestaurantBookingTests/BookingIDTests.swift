@@ -61,7 +61,8 @@ struct BookingIDTests {
     #expect(try await fixture.bookings.booking(id: oldID)?.customerName == "Grace")
     #expect(try await fixture.bookings.getAll().map(\.id) == [new.id, oldID])
     try expectProjectionsMatchReplay(fixture.store)
-    let replayed = try BookingQueries.all(in: fixture.store.replay())
+    let replayed = try BookingsProjection.table.reader(in: fixture.store.replay())
+      .rows(in: BookingsProjection.byDate)
     #expect(replayed.map(\.id) == [new.id, oldID])
 
     try await fixture.bookings.delete(id: oldID)
@@ -130,7 +131,7 @@ struct BookingsProjectionUpgradeTests {
 private func dateIndexValueSizes(_ store: EventStore) throws -> [Int] {
   try store.read { snapshot in
     var sizes: [Int] = []
-    try snapshot.projection(BookingsProjection.name).forEach(in: "by-date") { _, value in
+    try snapshot.projection(BookingsProjection.name).forEach(in: BookingsProjection.byDate.name) { _, value in
       sizes.append(value.count)
       return true
     }

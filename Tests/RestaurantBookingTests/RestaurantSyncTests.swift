@@ -173,7 +173,7 @@ struct RestaurantSyncTests {
     )
   }
 
-  @Test("queries read a replay as of any event: time travel")
+  @Test("the table's reader reads a replay as of any event: time travel")
   func timeTravel() async throws {
     let dir = TemporaryDirectory()
     let store = try makeStore(dir)
@@ -183,12 +183,18 @@ struct RestaurantSyncTests {
     let afterA = try store.head()
     _ = try await repository.refresh()
     let replayA = try store.replay(through: afterA)
-    let thenAll = try RestaurantQueries.all(in: replayA)
-    #expect(thenAll.map(\.id) == Self.snapshotA.map(\.id))
-    #expect(
-      try RestaurantQueries.catalogVersion(in: replayA) == afterA)
+    // Every catalog event through the first refresh's last, and none after it: the catalog as of
+    // version `afterA` (the log holds catalog events only).
+    #expect(replayA.throughSequence == afterA && replayA.eventCount == Int(afterA))
+    // The catalog as snapshot A made it, every field: B's rename, cuisine change, removal and
+    // addition are not in it.
+    let thenAll = try RestaurantsProjection.table.reader(in: replayA)
+      .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+    #expect(thenAll == Self.snapshotA.map(Restaurant.init))
     let live = try await repository.getAll()
-    let replayed = try RestaurantQueries.all(in: store.replay())
+    #expect(live != thenAll)
+    let replayed = try RestaurantsProjection.table.reader(in: store.replay())
+      .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
     #expect(live == replayed)
     #expect(try await repository.restaurant(id: uuid(50))?.name == "Newcomer")
     #expect(try await repository.restaurant(id: uuid(4)) == nil)

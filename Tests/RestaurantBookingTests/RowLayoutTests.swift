@@ -30,7 +30,7 @@ struct RowLayoutTests {
       #expect(row.bytes == expected)
       #expect(try BookingRow(row.bytes) == row)
       // The index's fast path reads the same key from the stored bytes as its column makes.
-      let index = BookingsProjection.dateIndex
+      let index = BookingsProjection.byDate
       #expect(try row.bytes.withUnsafeBytes { try index.key(ofStoredRow: $0) } == index.key(of: row))
       #expect(TableKey(index.key(of: row), .uuid(row.id)).bytes == ProjectionKeys.date(row.date, id: row.id))
       for date in [row.date, row.createdAt, Date(timeIntervalSince1970: 0)] {

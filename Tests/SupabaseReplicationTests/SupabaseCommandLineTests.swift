@@ -14,59 +14,10 @@ extension SupabaseReplication {
       [{"id":"11111111-1111-4111-8111-111111111111","name":"Pasta Palace","cuisine":"italian"}]
       """
 
-    /// `eventlog --db <device> arguments…` with `environment`.
-    struct CLI {
-      let directory = TemporaryDirectory("cli-api-device")
-      var environment: [String: String] = [:]
-      var database: String { directory.environment() }
-
-      @discardableResult
-      func callAsFunction(
-        _ arguments: String..., environment extra: [String: String] = [:]
-      ) throws -> ChildRun {
-        try runChild(
-          SupabaseCommandLineTests.binary, ["--db", database] + arguments,
-          environment: environment.merging(extra) { $1 })
-      }
-
-      func json(_ arguments: String...) throws -> [String: Any] {
-        let run = try runChild(
-          SupabaseCommandLineTests.binary, ["--db", database] + arguments, environment: environment)
-        #expect(run.status == 0, "\(arguments): \(run)")
-        return try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
-      }
-
-      /// Syncs the catalog and books a table; returns the booking's ID.
-      @discardableResult
-      func book(_ name: String = "Ada") throws -> String {
-        let file = try directory.file("catalog.json", Data(SupabaseCommandLineTests.catalog.utf8))
-        #expect(try self("restaurants", "sync", "--from", file).status == 0)
-        let booking = try json(
-          "bookings", "create", "--restaurant", "Pasta Palace", "--date", "2099-06-01T19:00:00Z", "--party",
-          "2",
-          "--name", name, "--json")
-        return try #require(booking["id"] as? String)
-      }
-
-      func bookingIDs() throws -> [String] {
-        let run = try self("bookings", "list", "--json")
-        let list = try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [[String: Any]] ?? []
-        return list.compactMap { $0["id"] as? String }.sorted()
-      }
-
-      /// Whether `secret` appears in the environment's files.
-      func holds(_ secret: String) throws -> Bool {
-        let needle = Array(secret.utf8)
-        for file in ["data.mdb", "lock.mdb"] {
-          let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: database + "/" + file)))
-          if bytes.indices.dropLast(needle.count).contains(where: {
-            bytes[$0..<($0 + needle.count)].elementsEqual(needle)
-          }) {
-            return true
-          }
-        }
-        return false
-      }
+    /// A device of its own: `eventlog --db <its environment> arguments…` with `environment`.
+    func device(environment: [String: String] = [:]) -> CommandLineDevice {
+      CommandLineDevice(
+        binary: Self.binary, catalog: Self.catalog, label: "cli-api-device", environment: environment)
     }
 
     @Test func twoDevicesOfAUserThroughTheCommandLine() async throws {
@@ -75,14 +26,14 @@ extension SupabaseReplication {
       let alice = UUID()
       let token = api.token(alice)
       let url = api.url.absoluteString
-      let phone = CLI(environment: ["SUPABASE_ANON_KEY": api.anonKey, "EVENTLOG_ACCESS_TOKEN": token])
+      let phone = device(environment: ["SUPABASE_ANON_KEY": api.anonKey, "EVENTLOG_ACCESS_TOKEN": token])
       let booking = try phone.book()
       let push = try phone.json("push", url, "--json")
       #expect(push["pushed"] as? Int == 1 && push["alreadyStored"] as? Int == 0, "\(push)")
       #expect(push["rejected"] as? Int == 0 && push["pending"] as? Int == 0)
 
       // The tablet: the URL from EVENTLOG_REMOTE, the key as --api-key, the token in a file.
-      let tablet = CLI()
+      let tablet = device()
       let tokenFile = try tablet.directory.file("token", Data((token + "\n# the rest is ignored\n").utf8))
       let pull = try tablet(
         "pull", "--api-key", api.anonKey, "--access-token-file", tokenFile, "--json",
@@ -123,7 +74,7 @@ extension SupabaseReplication {
       let api = try await APIProject()
       defer { api.project.stop() }
       let url = api.url.absoluteString
-      let phone = CLI(environment: ["SUPABASE_ANON_KEY": api.anonKey])
+      let phone = device(environment: ["SUPABASE_ANON_KEY": api.anonKey])
       try phone.book()
 
       for command in [["push", url], ["pull", url], ["replicate", url], ["remote", "status", url]] {
@@ -174,7 +125,7 @@ extension SupabaseReplication {
       let user = UUID()
       let url = api.url.absoluteString
       let environment = ["SUPABASE_ANON_KEY": api.anonKey, "EVENTLOG_ACCESS_TOKEN": api.token(user)]
-      let phone = CLI(environment: environment)
+      let phone = device(environment: environment)
       try phone.book("First")
       try phone.book("Second")
 
@@ -199,7 +150,7 @@ extension SupabaseReplication {
       #expect(onServer.count == 2 && Set(onServer).count == 2)
 
       // The tablet watches; the phone's next booking reaches it through the long poll.
-      let tablet = CLI(environment: environment)
+      let tablet = device(environment: environment)
       let output = tablet.directory.path("watch.out")
       let watcher = try spawn(
         ["--db", tablet.database, "replicate", url, "--watch", "--json"], environment: environment,
@@ -250,10 +201,18 @@ extension SupabaseReplication {
   }
 }
 
-extension SupabaseReplication.SupabaseCommandLineTests.CLI {
-  func run(_ arguments: [String]) throws -> ChildRun {
-    try runChild(
-      SupabaseReplication.SupabaseCommandLineTests.binary, ["--db", database] + arguments,
-      environment: environment)
+extension CommandLineDevice {
+  /// Whether `secret` appears in the environment's files.
+  fileprivate func holds(_ secret: String) throws -> Bool {
+    let needle = Array(secret.utf8)
+    for file in ["data.mdb", "lock.mdb"] {
+      let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: database + "/" + file)))
+      if bytes.indices.dropLast(needle.count).contains(where: {
+        bytes[$0..<($0 + needle.count)].elementsEqual(needle)
+      }) {
+        return true
+      }
+    }
+    return false
   }
 }

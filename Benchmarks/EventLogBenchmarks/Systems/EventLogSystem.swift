@@ -94,7 +94,7 @@ struct EventLogSystem: BenchmarkSystem {
 
   /// The outcome line of an append workload: events in the log, bookings in the read model.
   static func appendOutcome(_ store: EventStore) throws -> String {
-    let bookings = try store.read { try BookingQueries.count(in: $0) }
+    let bookings = try store.read { try BookingsProjection.table.reader(in: $0).count() }
     return "events=\(try store.head()) bookings=\(bookings)"
   }
 
@@ -103,11 +103,13 @@ struct EventLogSystem: BenchmarkSystem {
   static func outcome(
     of replay: EventStore.ReplayResult, restaurants: [Restaurant], bookings: [Booking]
   ) throws -> String {
-    try ReadModelFingerprint.outcome(
-      restaurantsByName: restaurants, restaurantCount: RestaurantQueries.count(in: replay),
-      restaurant: { try RestaurantQueries.restaurant(id: $0, in: replay) },
-      bookingsByDate: bookings, bookingCount: BookingQueries.count(in: replay),
-      booking: { try BookingQueries.booking(id: $0, in: replay) })
+    let restaurantTable = try RestaurantsProjection.table.reader(in: replay)
+    let bookingTable = try BookingsProjection.table.reader(in: replay)
+    return try ReadModelFingerprint.outcome(
+      restaurantsByName: restaurants, restaurantCount: restaurantTable.count(),
+      restaurant: { try restaurantTable.row(forKey: .uuid($0)).map(Restaurant.init) },
+      bookingsByDate: bookings, bookingCount: bookingTable.count(),
+      booking: { try bookingTable.row(forKey: .uuid($0)).map(Booking.init) })
   }
 
   func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws {
@@ -184,8 +186,10 @@ struct EventLogSystem: BenchmarkSystem {
       return PreparedRun(operations: size) {
         // The replay, then the two orders as the repositories list them (`eventlog replay --json`).
         let replay = try store.replay()
-        box.restaurants = try RestaurantQueries.all(in: replay)
-        box.bookings = try BookingQueries.all(in: replay)
+        box.restaurants = try RestaurantsProjection.table.reader(in: replay)
+          .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+        box.bookings = try BookingsProjection.table.reader(in: replay)
+          .rows(in: BookingsProjection.byDate).map(Booking.init)
         box.result = replay
       } finish: {
         guard let replay = box.result else { return "no replay" }
@@ -205,7 +209,7 @@ struct EventLogSystem: BenchmarkSystem {
       } finish: {
         guard let s = box.summary else { return "no refresh" }
         let catalog = try store.read {
-          try RestaurantQueries.allByID(in: $0)
+          try RestaurantsProjection.table.reader(in: $0).rows().map(Restaurant.init)
         }
         return "added=\(s.added) updated=\(s.updated) removed=\(s.removed) unchanged=\(s.unchanged) "
           + ReadModelFingerprint.outcome(restaurants: catalog)

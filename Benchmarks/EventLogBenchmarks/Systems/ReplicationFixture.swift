@@ -199,12 +199,15 @@ enum ReplicationFixture {
       return true
     }
     let models = try store.read { view -> String in
-      try ReadModelFingerprint.outcome(
-        restaurantsByName: RestaurantQueries.all(in: view),
-        restaurantCount: RestaurantQueries.count(in: view),
-        restaurant: { try RestaurantQueries.restaurant(id: $0, in: view) },
-        bookingsByDate: BookingQueries.all(in: view), bookingCount: BookingQueries.count(in: view),
-        booking: { try BookingQueries.booking(id: $0, in: view) })
+      let restaurants = try RestaurantsProjection.table.reader(in: view)
+      let bookings = try BookingsProjection.table.reader(in: view)
+      return try ReadModelFingerprint.outcome(
+        restaurantsByName: restaurants.rows(in: RestaurantsProjection.byName).map(Restaurant.init),
+        restaurantCount: restaurants.count(),
+        restaurant: { try restaurants.row(forKey: .uuid($0)).map(Restaurant.init) },
+        bookingsByDate: bookings.rows(in: BookingsProjection.byDate).map(Booking.init),
+        bookingCount: bookings.count(),
+        booking: { try bookings.row(forKey: .uuid($0)).map(Booking.init) })
     }
     let cursor = try replica.pullCursor()
     return "events=\(count) cursor=\(cursor.position) "

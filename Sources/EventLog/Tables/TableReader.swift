@@ -126,6 +126,8 @@ public struct TableReader<Row: TableRow> {
 
   /// Every row in primary-key order, or in `index`'s order (within the range or prefix given), at
   /// most `limit` of them; `.backward` gives the last ones, last first (`limit: 10` reads ten).
+  /// - Complexity: as ``forEach(direction:_:)`` and ``forEach(in:from:to:prefix:direction:_:)``;
+  ///   a read of every row allocates the array once, at the table's ``count()``.
   @inlinable
   public func rows(
     in index: TableIndex<Row>? = nil, from: TableKey? = nil, to: TableKey? = nil, prefix: TableKey? = nil,
@@ -133,6 +135,9 @@ public struct TableReader<Row: TableRow> {
   ) throws -> [Row] {
     var rows: [Row] = []
     guard limit > 0 else { return rows }
+    // Every row (an index has one entry per row): the count is O(1), so the array never grows.
+    // A range's size is not known without reading it.
+    if from == nil && to == nil && prefix == nil { rows.reserveCapacity(min(limit, try count())) }
     let collect: (Row) -> Bool = { row in
       rows.append(row)
       return rows.count < limit

@@ -1,14 +1,21 @@
 import EventLog
 import Foundation
 
-/// A booking as the `bookings` projection stores it (``TableRow``, in ``RowWriter``'s layout):
+/// A booking as the `bookings` projection stores it (`TableRow`, in `RowWriter`'s layout):
 /// format 1, ID, restaurant ID, restaurant name, date, party size, customer name, notes
-/// (optional), created-at.
+/// (optional), created-at. A reader turns it into a ``Booking`` (``Booking/init(_:)``):
+///
+/// ```swift
+/// let all = try store.read {
+///   try BookingsProjection.table.reader(in: $0).rows(in: BookingsProjection.byDate).map(Booking.init)
+/// }
+/// ```
 ///
 /// Changing the layout is a new projection version.
-struct BookingRow: TableRow, Hashable {
+public struct BookingRow: TableRow, Hashable {
   static let format: UInt8 = 1
-  static let rowName = "booking"
+  /// `booking`, in errors about a stored row.
+  public static let rowName = "booking"
 
   var id: UUID
   var restaurantID: UUID
@@ -30,7 +37,9 @@ struct BookingRow: TableRow, Hashable {
     createdAt = event.createdAt
   }
 
-  init(from reader: inout RowReader) throws(RowError) {
+  /// Reads a row that ``write(to:)`` wrote.
+  /// - Throws: `RowError` for bytes that are not such a row.
+  public init(from reader: inout RowReader) throws(RowError) {
     try reader.format(Self.format)
     id = try reader.uuid()
     restaurantID = try reader.uuid()
@@ -42,7 +51,8 @@ struct BookingRow: TableRow, Hashable {
     createdAt = try reader.date()
   }
 
-  func write(to writer: inout RowWriter) {
+  /// Writes the row's fields.
+  public func write(to writer: inout RowWriter) {
     writer.byte(Self.format)
     writer.uuid(id)
     writer.uuid(restaurantID)
@@ -53,10 +63,13 @@ struct BookingRow: TableRow, Hashable {
     writer.optionalString(notes)
     writer.date(createdAt)
   }
+}
 
-  var booking: Booking {
-    Booking(
-      id: id, restaurantID: restaurantID, restaurantName: restaurantName, date: date, partySize: partySize,
-      customerName: customerName, notes: notes, createdAt: createdAt)
+extension Booking {
+  /// The booking a row of the `bookings` table holds.
+  public init(_ row: BookingRow) {
+    self.init(
+      id: row.id, restaurantID: row.restaurantID, restaurantName: row.restaurantName, date: row.date,
+      partySize: row.partySize, customerName: row.customerName, notes: row.notes, createdAt: row.createdAt)
   }
 }

@@ -1,12 +1,20 @@
 import EventLog
 import Foundation
 
-/// The bookings: by ID and in date order, a `TableProjection` of `BookingRow`s (``table``).
+/// The bookings: by ID and in date order, a `TableProjection` of ``BookingRow``s (``table``),
+/// read through its reader, live or replayed alike:
+///
+/// ```swift
+/// let live = try store.read {
+///   try BookingsProjection.table.reader(in: $0).rows(in: BookingsProjection.byDate).map(Booking.init)
+/// }
+/// let one = try store.read { try BookingsProjection.table.reader(in: $0).row(forKey: .uuid(id)) }
+/// ```
 ///
 /// Tables (keys in `TableKey`'s encodings):
-/// - `by-id`: 16 ID bytes → `BookingRow`.
-/// - `by-date`: an index (keys only) on the date: sortable date (8 bytes) + ID → nothing.
-///   ``BookingQueries/all(in:)`` walks it in order and reads each row from `by-id`.
+/// - `by-id`: 16 ID bytes → ``BookingRow``.
+/// - `by-date` (``byDate``): an index (keys only) on the date: sortable date (8 bytes) + ID →
+///   nothing. `rows(in: byDate)` walks it in order and reads each row from `by-id`.
 ///
 /// Version 2 keeps `by-date` to its keys; version 1 stored the row there again. A booking's
 /// creation writes two B-trees either way, and its date is random, so a commit of many bookings
@@ -21,15 +29,17 @@ import Foundation
 /// build the same tables.
 ///
 /// A booking stays when its restaurant is removed: it keeps the restaurant's name.
-enum BookingsProjection {
+public enum BookingsProjection {
   /// The projection's name.
   static let name = "bookings"
-  static let byID = "by-id"
-  static let byDate = "by-date"
+  /// The row table's name (the fast path writes it).
+  static let rowTable = "by-id"
+  /// The date index's table name (the fast path writes it).
+  static let dateTable = "by-date"
 
-  /// The date index.
-  static let dateIndex = TableIndex<BookingRow>(
-    byDate, .date(\.date), keyOfStoredRow: BookingRow.writeDateKey(ofStored:into:))
+  /// The bookings by date, then by ID: an index of keys only.
+  public static let byDate = TableIndex<BookingRow>(
+    dateTable, .date(\.date), keyOfStoredRow: BookingRow.writeDateKey(ofStored:into:))
 
   /// The handlers: the simple path.
   static let handlers: [TableHandler<BookingRow>] = [
@@ -42,13 +52,14 @@ enum BookingsProjection {
     .delete(BookingDeleted.self, key: \.bookingID),
   ]
 
-  /// The projection, with the fast path: what `AppSchema.restaurantBooking` folds.
-  static let table = table(fastPath: true)
+  /// The projection, with the fast path: what `AppSchema.restaurantBooking` folds, and what reads
+  /// go through (`table.reader(in:)`).
+  public static let table = table(fastPath: true)
 
   /// The projection, with or without the hook (tests compare the two).
   static func table(fastPath: Bool) -> TableProjection<BookingRow> {
     TableProjection(
-      name: name, version: 2, rowTable: byID, primaryKey: .uuid(\.id), indexes: [dateIndex],
+      name: name, version: 2, rowTable: rowTable, primaryKey: .uuid(\.id), indexes: [byDate],
       handlers: handlers, hook: fastPath ? Self.fastPath : nil)
   }
 }

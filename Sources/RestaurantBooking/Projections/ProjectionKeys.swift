@@ -13,13 +13,4 @@ enum ProjectionKeys {
 
   /// A booking's `by-date` entry: the sortable date (8 bytes), then the ID's 16 bytes.
   static func date(_ date: Date, id: UUID) -> [UInt8] { TableKey(.date(date), .uuid(id)).bytes }
-
-  /// 8 bytes, big-endian.
-  static func uint64(_ value: UInt64) -> [UInt8] { TableKey.uint(value).bytes }
-
-  /// The value of an 8-byte big-endian key or value.
-  static func uint64(from bytes: [UInt8]) -> UInt64? {
-    guard bytes.count == 8 else { return nil }
-    return bytes.reduce(0) { $0 << 8 | UInt64($1) }
-  }
 }

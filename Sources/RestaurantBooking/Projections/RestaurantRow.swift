@@ -1,13 +1,21 @@
 import EventLog
 import Foundation
 
-/// A restaurant as the `restaurants` projection stores it (``TableRow``, in ``RowWriter``'s
-/// layout): format 1, ID (16 bytes), name, cuisine.
+/// A restaurant as the `restaurants` projection stores it (`TableRow`, in `RowWriter`'s
+/// layout): format 1, ID (16 bytes), name, cuisine. A reader turns it into a ``Restaurant``
+/// (`Restaurant.init(_:)`):
+///
+/// ```swift
+/// let all = try store.read {
+///   try RestaurantsProjection.table.reader(in: $0).rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+/// }
+/// ```
 ///
 /// Changing the layout is a new projection version.
-struct RestaurantRow: TableRow, Hashable {
+public struct RestaurantRow: TableRow, Hashable {
   static let format: UInt8 = 1
-  static let rowName = "restaurant"
+  /// `restaurant`, in errors about a stored row.
+  public static let rowName = "restaurant"
 
   var id: UUID
   var name: String
@@ -19,19 +27,27 @@ struct RestaurantRow: TableRow, Hashable {
     self.cuisine = cuisine
   }
 
-  init(from reader: inout RowReader) throws(RowError) {
+  /// Reads a row that ``write(to:)`` wrote.
+  /// - Throws: `RowError` for bytes that are not such a row.
+  public init(from reader: inout RowReader) throws(RowError) {
     try reader.format(Self.format)
     id = try reader.uuid()
     name = try reader.string()
     cuisine = try reader.string()
   }
 
-  func write(to writer: inout RowWriter) {
+  /// Writes the row's fields.
+  public func write(to writer: inout RowWriter) {
     writer.byte(Self.format)
     writer.uuid(id)
     writer.string(name)
     writer.string(cuisine)
   }
+}
 
-  var restaurant: Restaurant { Restaurant(id: id, name: name, cuisine: Cuisine(rawValue: cuisine)) }
+extension Restaurant {
+  /// The restaurant a row of the `restaurants` table holds.
+  public init(_ row: RestaurantRow) {
+    self.init(id: row.id, name: row.name, cuisine: Cuisine(rawValue: row.cuisine))
+  }
 }

@@ -1,31 +1,38 @@
 import EventLog
 import Foundation
 
-/// The restaurant catalog: restaurants by ID and in name order, and the catalog stream's version:
-/// a `TableProjection` of `RestaurantRow`s (``table``).
+/// The restaurant catalog: restaurants by ID and in name order, a `TableProjection` of
+/// ``RestaurantRow``s (``table``), read through its reader, live or replayed alike:
+///
+/// ```swift
+/// let live = try store.read {
+///   try RestaurantsProjection.table.reader(in: $0).rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+/// }
+/// let then = try RestaurantsProjection.table.reader(in: store.replay(through: 42))
+///   .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+/// ```
 ///
 /// Tables (keys in `TableKey`'s encodings):
-/// - `by-id`: 16 ID bytes → the row.
-/// - `by-name`: an index on the name, ignoring case, that stores the rows: lower-cased name +
-///   `0x00` + ID → the row (read sequentially by ``RestaurantQueries/all(in:)``).
-/// - `meta`: `catalog-version` → the version (8 bytes, big-endian) of `restaurant-catalog` after
-///   the last catalog event folded, so a refresh reads the catalog and its version in one
-///   snapshot. Kept by the projection's hook.
-enum RestaurantsProjection {
+/// - `by-id`: 16 ID bytes → the row (`rows()`: by ID bytes, the order of PostgREST's
+///   `order=id.asc`, which a refresh diffs).
+/// - `by-name` (``byName``): an index on the name, ignoring case, that stores the rows:
+///   lower-cased name + `0x00` + ID → the row, so that `rows(in: byName)` is one sequential scan.
+///
+/// The catalog's version is its stream's (`snapshot.version(of: RestaurantBookingStreams.catalog)`),
+/// which a refresh reads in the same snapshot as the rows. Version 1 also kept it in a `meta`
+/// table, which nothing read; version 2 has no such table, and a store of version 1 is rebuilt on
+/// open, like any projection of another version (its `meta` table is left as it was, unread).
+public enum RestaurantsProjection {
   /// The projection's name.
   static let name = "restaurants"
-  static let byID = "by-id"
-  static let byName = "by-name"
-  static let meta = "meta"
-  static let catalogVersionKey = Array("catalog-version".utf8)
 
-  /// The name index.
-  static let nameIndex = TableIndex<RestaurantRow>(byName, .caseInsensitive(\.name), storesRows: true)
+  /// The restaurants by name, ignoring case, then by ID: an index that stores the rows.
+  public static let byName = TableIndex<RestaurantRow>("by-name", .caseInsensitive(\.name), storesRows: true)
 
-  /// The projection: what `AppSchema.restaurantBooking` folds.
-  static let table = TableProjection<RestaurantRow>(
-    name: name, version: 1, rowTable: byID, primaryKey: .uuid(\.id), indexes: [nameIndex],
-    extraTables: [meta],
+  /// The projection: what `AppSchema.restaurantBooking` folds, and what reads go through
+  /// (`table.reader(in:)`).
+  public static let table = TableProjection<RestaurantRow>(
+    name: name, version: 2, primaryKey: .uuid(\.id), indexes: [byName],
     handlers: [
       .create(RestaurantAdded.self) {
         RestaurantRow(id: $0.restaurantID, name: $0.name, cuisine: $0.cuisine)
@@ -38,24 +45,7 @@ enum RestaurantsProjection {
         if let cuisine = updated.cuisine { row.cuisine = cuisine.new }
       },
       .delete(RestaurantRemoved.self, key: \.restaurantID),
-    ],
-    hook: catalogVersion)
-
-  /// Keeps `meta/catalog-version` at the catalog stream's version; the handlers do the rest.
-  @Sendable
-  static func catalogVersion(
-    _ event: RecordedEvent, _ table: TableWriter<RestaurantRow>
-  ) throws
-    -> TableProjection<RestaurantRow>.HookResult
-  {
-    let stream = event.stream.rawValue
-    let catalog = RestaurantBookingStreams.catalog.rawValue
-    // Nine events in ten are bookings: the lengths rule most streams out without reading them.
-    if stream.utf8.count == catalog.utf8.count, stream == catalog {
-      try table.state.put(ProjectionKeys.uint64(event.version), forKey: catalogVersionKey, in: meta)
-    }
-    return .applyHandlers
-  }
+    ])
 }
 
 /// An event the restaurant projection cannot fold (only a damaged or hand-made log has one).

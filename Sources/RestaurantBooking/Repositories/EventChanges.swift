@@ -33,7 +33,7 @@ extension BookingChange {
   init?(_ event: RecordedEvent) throws {
     switch event.type {
     case BookingCreated.eventType:
-      self = .created(BookingRow(try event.decode(BookingCreated.self)).booking)
+      self = .created(Booking(BookingRow(try event.decode(BookingCreated.self))))
     case BookingDeleted.eventType:
       self = .deleted(id: try event.decode(BookingDeleted.self).bookingID)
     default:

@@ -10,8 +10,8 @@ extension AppSchema {
   ///
   /// - Event types: ``RestaurantAdded``, ``RestaurantUpdated``, ``RestaurantRemoved``,
   ///   ``RestaurantsRefreshed``, ``BookingCreated``, ``BookingDeleted``.
-  /// - Projections: `restaurants` and `bookings`, two table projections (read through
-  ///   ``RestaurantQueries`` and ``BookingQueries``).
+  /// - Projections: `restaurants` and `bookings`, two table projections (read through their
+  ///   readers: ``RestaurantsProjection/table`` and ``BookingsProjection/table``).
   /// - Admission: ``RestaurantBookingAdmission``, the structural rules every imported or pulled event
   ///   must keep to be folded in.
   /// - Replicated streams: the bookings' (`booking-…`); the restaurant catalog is not shared (each

@@ -40,11 +40,11 @@ extension BookingsProjection {
             try table.withState { state in
               // One search either way: a second BookingCreated of a booking (a device's bug, or a
               // hostile one) is refused, and an event that comes from elsewhere is then skipped.
-              guard try state.insert(row, forKey: id, in: byID) else {
+              guard try state.insert(row, forKey: id, in: rowTable) else {
                 throw BookingError.duplicateBooking(UUID(uuid: id.loadUnaligned(as: uuid_t.self)))
               }
               try withDateKey(date, id: id) {
-                try state.put(UnsafeRawBufferPointer(start: nil, count: 0), forKey: $0, in: byDate)
+                try state.put(UnsafeRawBufferPointer(start: nil, count: 0), forKey: $0, in: dateTable)
               }
             }
           })
@@ -59,12 +59,13 @@ extension BookingsProjection {
       // its date alone.
       try event.payload.withUnsafeBytes { id in
         try table.withState { state in
-          guard let date = try state.withValue(forKey: id, in: byID, { try BookingRow.date(ofStored: $0) })
+          guard
+            let date = try state.withValue(forKey: id, in: rowTable, { try BookingRow.date(ofStored: $0) })
           else {
             return
           }
-          _ = try state.delete(forKey: id, in: byID)
-          _ = try withDateKey(date, id: id) { try state.delete(forKey: $0, in: byDate) }
+          _ = try state.delete(forKey: id, in: rowTable)
+          _ = try withDateKey(date, id: id) { try state.delete(forKey: $0, in: dateTable) }
         }
       }
       return .done

@@ -63,7 +63,8 @@ public final class EventSourcedBookingRepository: BookingRepository {
     for _ in 0..<Self.maximumAttempts {
       let (restaurant, catalogVersion) = try store.read { snapshot in
         (
-          try RestaurantQueries.restaurant(id: restaurantID, in: snapshot),
+          try RestaurantsProjection.table.reader(in: snapshot).row(forKey: .uuid(restaurantID)).map(
+            Restaurant.init),
           // The stream's own version, skipped events included: what the append checks.
           try snapshot.version(of: RestaurantBookingStreams.catalog)
         )
@@ -82,7 +83,7 @@ public final class EventSourcedBookingRepository: BookingRepository {
           EventStore.StreamAppend(
             stream: RestaurantBookingStreams.catalog, expectedVersion: .exactly(catalogVersion), events: []),
         ])
-        return BookingRow(created).booking
+        return Booking(BookingRow(created))
       } catch EventStoreError.wrongExpectedVersion(let stream, _, _)
         where stream == RestaurantBookingStreams.catalog
       {
@@ -108,7 +109,7 @@ public final class EventSourcedBookingRepository: BookingRepository {
     for _ in 0..<Self.maximumAttempts {
       let (listed, version) = try store.read { snapshot in
         (
-          try BookingQueries.booking(id: id, in: snapshot) != nil,
+          try BookingsProjection.table.reader(in: snapshot).row(forKey: .uuid(id)) != nil,
           try snapshot.version(of: stream)
         )
       }
@@ -125,14 +126,18 @@ public final class EventSourcedBookingRepository: BookingRepository {
     throw BookingError.alreadyDeleted(id)
   }
 
-  /// - Complexity: O(n), one sequential scan.
+  /// - Complexity: O(n log n): one sequential scan of the date index, and a lookup by ID per booking.
+  /// - Throws: `TableError.danglingIndexEntry` when the index names a booking that is not stored
+  ///   (a damaged projection; `verify` reports it too), or the event store's error.
   public func getAll() async throws -> [Booking] {
-    try store.read { try BookingQueries.all(in: $0) }
+    try store.read {
+      try BookingsProjection.table.reader(in: $0).rows(in: BookingsProjection.byDate).map(Booking.init)
+    }
   }
 
   /// - Complexity: O(log n).
   public func booking(id: UUID) async throws -> Booking? {
-    try store.read { try BookingQueries.booking(id: id, in: $0) }
+    try store.read { try BookingsProjection.table.reader(in: $0).row(forKey: .uuid(id)).map(Booking.init) }
   }
 
   /// The bookings' changes from now on, read from the log as it is committed (by this process or

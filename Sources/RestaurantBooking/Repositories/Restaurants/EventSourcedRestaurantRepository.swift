@@ -34,15 +34,18 @@ public final class EventSourcedRestaurantRepository: RestaurantRepository {
     self.now = now
   }
 
-  /// - Complexity: O(n), one sequential scan.
+  /// - Complexity: O(n), one sequential scan of the name index (it stores the rows).
   public func getAll() async throws -> [Restaurant] {
-    try store.read { try RestaurantQueries.all(in: $0) }
+    try store.read {
+      try RestaurantsProjection.table.reader(in: $0)
+        .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+    }
   }
 
   /// - Complexity: O(log n).
   public func restaurant(id: UUID) async throws -> Restaurant? {
     try store.read {
-      try RestaurantQueries.restaurant(id: id, in: $0)
+      try RestaurantsProjection.table.reader(in: $0).row(forKey: .uuid(id)).map(Restaurant.init)
     }
   }
 
@@ -54,9 +57,10 @@ public final class EventSourcedRestaurantRepository: RestaurantRepository {
     let metadata = EventMetadata(correlationID: UUID(), origin: origin)
     for _ in 0..<Self.maximumAttempts {
       let (current, version) = try store.read { snapshot in
-        // The stream's own version, skipped events included: what the append checks.
-        return (
-          try RestaurantQueries.allByID(in: snapshot),
+        // By ID bytes, the order of PostgREST's `order=id.asc`; the stream's own version, skipped
+        // events included: what the append checks.
+        (
+          try RestaurantsProjection.table.reader(in: snapshot).rows().map(Restaurant.init),
           try snapshot.version(of: RestaurantBookingStreams.catalog)
         )
       }
