@@ -78,9 +78,9 @@ public struct RestaurantBookingCommands: EventLogPlugin {
   /// - Throws: an error reading the replayed tables.
   public func replayedState(_ replay: EventStore.ReplayResult) throws -> [ReplayedState] {
     let restaurants = try RestaurantsProjection.table.reader(in: replay)
-      .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+      .rows(in: RestaurantsProjection.byName, as: Restaurant.init)
     let bookings = try BookingsProjection.table.reader(in: replay)
-      .rows(in: BookingsProjection.byDate).map(Booking.init)
+      .rows(in: BookingsProjection.byDate, as: Booking.init)
     return [
       ReplayedState(
         name: "restaurants", json: .array(restaurants.map(DomainJSON.restaurant)),

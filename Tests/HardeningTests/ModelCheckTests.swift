@@ -296,9 +296,9 @@ struct ModelRun {
     let store = store!
     let replay = try store.replay()
     let replayedRestaurants = try RestaurantsProjection.table.reader(in: replay)
-      .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+      .rows(in: RestaurantsProjection.byName, as: Restaurant.init)
     let replayedBookings = try BookingsProjection.table.reader(in: replay)
-      .rows(in: BookingsProjection.byDate).map(Booking.init)
+      .rows(in: BookingsProjection.byDate, as: Booking.init)
     guard replayedRestaurants == expectedRestaurants() else {
       throw ModelMismatch("replayed restaurants differ")
     }

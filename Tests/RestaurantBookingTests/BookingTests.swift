@@ -64,7 +64,7 @@ struct BookingTests {
     let expected = created.sorted { ($0.date, $0.id.uuidString) < ($1.date, $1.id.uuidString) }
     #expect(try await fixture.bookings.getAll() == expected)
     let replayed = try BookingsProjection.table.reader(in: fixture.store.replay())
-      .rows(in: BookingsProjection.byDate).map(Booking.init)
+      .rows(in: BookingsProjection.byDate, as: Booking.init)
     #expect(replayed == expected)
     try expectProjectionsMatchReplay(fixture.store)
   }

@@ -88,7 +88,7 @@ struct RestaurantsProjectionTests {
     #expect(try Self.nameKeys(store) == [ProjectionKeys.name("Zeta", id: a)])
     let all = try store.read {
       try RestaurantsProjection.table.reader(in: $0)
-        .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+        .rows(in: RestaurantsProjection.byName, as: Restaurant.init)
     }
     #expect(all.map(\.name) == ["Zeta"])
     #expect(all.first?.cuisine.rawValue == "Thai")

@@ -189,12 +189,12 @@ struct RestaurantSyncTests {
     // The catalog as snapshot A made it, every field: B's rename, cuisine change, removal and
     // addition are not in it.
     let thenAll = try RestaurantsProjection.table.reader(in: replayA)
-      .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+      .rows(in: RestaurantsProjection.byName, as: Restaurant.init)
     #expect(thenAll == Self.snapshotA.map(Restaurant.init))
     let live = try await repository.getAll()
     #expect(live != thenAll)
     let replayed = try RestaurantsProjection.table.reader(in: store.replay())
-      .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+      .rows(in: RestaurantsProjection.byName, as: Restaurant.init)
     #expect(live == replayed)
     #expect(try await repository.restaurant(id: uuid(50))?.name == "Newcomer")
     #expect(try await repository.restaurant(id: uuid(4)) == nil)

@@ -23,7 +23,7 @@ struct EventSourcedUserRepository: UserRepository {
   func delete(id: UUID) async throws { try await append(UserDeleted(id: id), to: id) }
 
   func getAll() async throws -> [User] {
-    try store.read { try Users.projection.reader(in: $0).rows(in: Users.byName).map(User.init) }
+    try store.read { try Users.projection.reader(in: $0).rows(in: Users.byName, as: User.init) }
   }
 
   func user(id: UUID) async throws -> User? {

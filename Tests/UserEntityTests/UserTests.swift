@@ -115,7 +115,7 @@ struct UserTests {
     #expect(try store.firstDifference(from: replay) == nil)
     let replayed = try Users.projection.reader(in: replay)
     let all = try await users.getAll()
-    #expect(try replayed.rows(in: Users.byName).map(User.init) == all)
+    #expect(try replayed.rows(in: Users.byName, as: User.init) == all)
     #expect(try replayed.count() == live.count)
     #expect(try replayed.rows().map(\.id) == live.map(\.id).sorted { TableKey.uuid($0) < TableKey.uuid($1) })
   }

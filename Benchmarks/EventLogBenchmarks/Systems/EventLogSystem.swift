@@ -187,9 +187,9 @@ struct EventLogSystem: BenchmarkSystem {
         // The replay, then the two orders as the repositories list them (`eventlog replay --json`).
         let replay = try store.replay()
         box.restaurants = try RestaurantsProjection.table.reader(in: replay)
-          .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+          .rows(in: RestaurantsProjection.byName, as: Restaurant.init)
         box.bookings = try BookingsProjection.table.reader(in: replay)
-          .rows(in: BookingsProjection.byDate).map(Booking.init)
+          .rows(in: BookingsProjection.byDate, as: Booking.init)
         box.result = replay
       } finish: {
         guard let replay = box.result else { return "no replay" }
@@ -209,7 +209,7 @@ struct EventLogSystem: BenchmarkSystem {
       } finish: {
         guard let s = box.summary else { return "no refresh" }
         let catalog = try store.read {
-          try RestaurantsProjection.table.reader(in: $0).rows().map(Restaurant.init)
+          try RestaurantsProjection.table.reader(in: $0).rows(as: Restaurant.init)
         }
         return "added=\(s.added) updated=\(s.updated) removed=\(s.removed) unchanged=\(s.unchanged) "
           + ReadModelFingerprint.outcome(restaurants: catalog)

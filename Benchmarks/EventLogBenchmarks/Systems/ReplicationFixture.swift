@@ -202,10 +202,10 @@ enum ReplicationFixture {
       let restaurants = try RestaurantsProjection.table.reader(in: view)
       let bookings = try BookingsProjection.table.reader(in: view)
       return try ReadModelFingerprint.outcome(
-        restaurantsByName: restaurants.rows(in: RestaurantsProjection.byName).map(Restaurant.init),
+        restaurantsByName: restaurants.rows(in: RestaurantsProjection.byName, as: Restaurant.init),
         restaurantCount: restaurants.count(),
         restaurant: { try restaurants.row(forKey: .uuid($0)).map(Restaurant.init) },
-        bookingsByDate: bookings.rows(in: BookingsProjection.byDate).map(Booking.init),
+        bookingsByDate: bookings.rows(in: BookingsProjection.byDate, as: Booking.init),
         bookingCount: bookings.count(),
         booking: { try bookings.row(forKey: .uuid($0)).map(Booking.init) })
     }

@@ -133,14 +133,26 @@ public struct TableReader<Row: TableRow> {
     in index: TableIndex<Row>? = nil, from: TableKey? = nil, to: TableKey? = nil, prefix: TableKey? = nil,
     direction: EventStore.ReadDirection = .forward, limit: Int = .max
   ) throws -> [Row] {
-    var rows: [Row] = []
-    guard limit > 0 else { return rows }
+    try rows(in: index, from: from, to: to, prefix: prefix, direction: direction, limit: limit) { $0 }
+  }
+
+  /// The rows ``rows(in:from:to:prefix:direction:limit:)`` reads, each turned into a `T` as it is
+  /// read, with no array of rows in between: what a repository lists
+  /// (`reader.rows(in: Users.byName, as: User.init)`).
+  /// - Complexity: as ``rows(in:from:to:prefix:direction:limit:)``, plus `transform` per row.
+  @inlinable
+  public func rows<T>(
+    in index: TableIndex<Row>? = nil, from: TableKey? = nil, to: TableKey? = nil, prefix: TableKey? = nil,
+    direction: EventStore.ReadDirection = .forward, limit: Int = .max, as transform: (Row) throws -> T
+  ) throws -> [T] {
+    var result: [T] = []
+    guard limit > 0 else { return result }
     // Every row (an index has one entry per row): the count is O(1), so the array never grows.
     // A range's size is not known without reading it.
-    if from == nil && to == nil && prefix == nil { rows.reserveCapacity(min(limit, try count())) }
-    let collect: (Row) -> Bool = { row in
-      rows.append(row)
-      return rows.count < limit
+    if from == nil && to == nil && prefix == nil { result.reserveCapacity(min(limit, try count())) }
+    let collect: (Row) throws -> Bool = { row in
+      result.append(try transform(row))
+      return result.count < limit
     }
     if let index {
       try forEach(in: index, from: from, to: to, prefix: prefix, direction: direction, collect)
@@ -148,7 +160,7 @@ public struct TableReader<Row: TableRow> {
       precondition(from == nil && to == nil && prefix == nil, "a range needs an index")
       try forEach(direction: direction, collect)
     }
-    return rows
+    return result
   }
 
   /// Calls `body` with the entries of `index` within the range and prefix, in key order

@@ -7,7 +7,7 @@ import Foundation
 ///
 /// ```swift
 /// let all = try store.read {
-///   try BookingsProjection.table.reader(in: $0).rows(in: BookingsProjection.byDate).map(Booking.init)
+///   try BookingsProjection.table.reader(in: $0).rows(in: BookingsProjection.byDate, as: Booking.init)
 /// }
 /// ```
 ///

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// ```swift
 /// let live = try store.read {
-///   try BookingsProjection.table.reader(in: $0).rows(in: BookingsProjection.byDate).map(Booking.init)
+///   try BookingsProjection.table.reader(in: $0).rows(in: BookingsProjection.byDate, as: Booking.init)
 /// }
 /// let one = try store.read { try BookingsProjection.table.reader(in: $0).row(forKey: .uuid(id)) }
 /// ```

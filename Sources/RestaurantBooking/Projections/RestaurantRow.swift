@@ -7,7 +7,7 @@ import Foundation
 ///
 /// ```swift
 /// let all = try store.read {
-///   try RestaurantsProjection.table.reader(in: $0).rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+///   try RestaurantsProjection.table.reader(in: $0).rows(in: RestaurantsProjection.byName, as: Restaurant.init)
 /// }
 /// ```
 ///

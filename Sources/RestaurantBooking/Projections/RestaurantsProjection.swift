@@ -6,10 +6,10 @@ import Foundation
 ///
 /// ```swift
 /// let live = try store.read {
-///   try RestaurantsProjection.table.reader(in: $0).rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+///   try RestaurantsProjection.table.reader(in: $0).rows(in: RestaurantsProjection.byName, as: Restaurant.init)
 /// }
 /// let then = try RestaurantsProjection.table.reader(in: store.replay(through: 42))
-///   .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+///   .rows(in: RestaurantsProjection.byName, as: Restaurant.init)
 /// ```
 ///
 /// Tables (keys in `TableKey`'s encodings):

@@ -18,7 +18,7 @@ struct UserCommands: EventLogPlugin {
   }
 
   func replayedState(_ replay: EventStore.ReplayResult) throws -> [ReplayedState] {
-    let users = try Users.projection.reader(in: replay).rows(in: Users.byName).map(User.init)
+    let users = try Users.projection.reader(in: replay).rows(in: Users.byName, as: User.init)
     return [ReplayedState(name: "users", json: .array(users.map(Self.json)), text: Self.table(users))]
   }
 

@@ -131,7 +131,7 @@ public final class EventSourcedBookingRepository: BookingRepository {
   ///   (a damaged projection; `verify` reports it too), or the event store's error.
   public func getAll() async throws -> [Booking] {
     try store.read {
-      try BookingsProjection.table.reader(in: $0).rows(in: BookingsProjection.byDate).map(Booking.init)
+      try BookingsProjection.table.reader(in: $0).rows(in: BookingsProjection.byDate, as: Booking.init)
     }
   }
 

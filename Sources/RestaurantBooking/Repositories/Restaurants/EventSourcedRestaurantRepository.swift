@@ -38,7 +38,7 @@ public final class EventSourcedRestaurantRepository: RestaurantRepository {
   public func getAll() async throws -> [Restaurant] {
     try store.read {
       try RestaurantsProjection.table.reader(in: $0)
-        .rows(in: RestaurantsProjection.byName).map(Restaurant.init)
+        .rows(in: RestaurantsProjection.byName, as: Restaurant.init)
     }
   }
 
@@ -60,7 +60,7 @@ public final class EventSourcedRestaurantRepository: RestaurantRepository {
         // By ID bytes, the order of PostgREST's `order=id.asc`; the stream's own version, skipped
         // events included: what the append checks.
         (
-          try RestaurantsProjection.table.reader(in: snapshot).rows().map(Restaurant.init),
+          try RestaurantsProjection.table.reader(in: snapshot).rows(as: Restaurant.init),
           try snapshot.version(of: RestaurantBookingStreams.catalog)
         )
       }

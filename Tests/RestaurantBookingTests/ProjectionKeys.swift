@@ -1,8 +1,9 @@
 import EventLog
 import Foundation
 
-/// The byte keys of the domain's projection tables, in ``TableKey``'s public encodings (LMDB sorts
-/// keys bytewise, so each order the app reads in is a key layout).
+/// The byte keys of the domain's projection tables, in `TableKey`'s public encodings (LMDB sorts
+/// keys bytewise, so each order the app reads in is a key layout), written out for the tests that
+/// check the stored layout or write a table by hand.
 enum ProjectionKeys {
   /// 16 bytes: the UUID's bytes (sorts as its string does).
   static func id(_ id: UUID) -> [UInt8] { TableKey.uuid(id).bytes }
