@@ -32,7 +32,7 @@ struct RestaurantsSyncCommand: CLICommand {
   var json: Bool
 
   /// Whether `--from` is an http(s) URL (in any case), which needs the API key.
-  var isRemote: Bool { SupabaseRestaurantSource.isHTTP(from) }
+  var isRemote: Bool { SupabaseRestaurantSource.handles(from) }
 
   func run(_ context: CommandContext) async throws {
     let key = apiKey ?? context.environment["SUPABASE_ANON_KEY"]

@@ -248,8 +248,9 @@ public struct SupabaseRestaurantSource: PagedRestaurantSource, CustomStringConve
     return scheme.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
   }
 
-  /// Whether `text` is an `http://` or `https://` URL, in any case: a source this type fetches.
-  public static func isHTTP(_ text: String) -> Bool { HTTPURLRules.isHTTP(text) }
+  /// Whether `text` is one this source takes (an `http://` or `https://` URL, in any case)
+  /// rather than a file, as `SupabaseTransport.handles(_:)` says of a server URL.
+  public static func handles(_ text: String) -> Bool { HTTPURLRules.isHTTP(text) }
 
   /// `url` without user, password, query or fragment.
   static func redacted(_ url: URL) -> String {
