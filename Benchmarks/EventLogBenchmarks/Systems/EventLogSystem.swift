@@ -103,13 +103,26 @@ struct EventLogSystem: BenchmarkSystem {
   static func outcome(
     of replay: EventStore.ReplayResult, restaurants: [Restaurant], bookings: [Booking]
   ) throws -> String {
-    let restaurantTable = try RestaurantsProjection.table.reader(in: replay)
-    let bookingTable = try BookingsProjection.table.reader(in: replay)
-    return try ReadModelFingerprint.outcome(
-      restaurantsByName: restaurants, restaurantCount: restaurantTable.count(),
-      restaurant: { try restaurantTable.row(forKey: .uuid($0)).map(Restaurant.init) },
-      bookingsByDate: bookings, bookingCount: bookingTable.count(),
-      booking: { try bookingTable.row(forKey: .uuid($0)).map(Booking.init) })
+    try outcome(
+      restaurants: RestaurantsProjection.table.reader(in: replay),
+      bookings: BookingsProjection.table.reader(in: replay), listed: (restaurants, bookings))
+  }
+
+  /// The outcome line (``ReadModelFingerprint``) of the read models behind two table readers, a
+  /// live snapshot's or a replay's: the listings in name and date order (`listed`, when the run
+  /// already read them; else read here), then every row by ID.
+  static func outcome(
+    restaurants: TableReader<RestaurantRow>, bookings: TableReader<BookingRow>,
+    listed: (restaurants: [Restaurant], bookings: [Booking])? = nil
+  ) throws -> String {
+    try ReadModelFingerprint.outcome(
+      restaurantsByName: listed?.restaurants
+        ?? restaurants.rows(in: RestaurantsProjection.byName, as: Restaurant.init),
+      restaurantCount: restaurants.count(),
+      restaurant: { try restaurants.row(forKey: .uuid($0)).map(Restaurant.init) },
+      bookingsByDate: listed?.bookings ?? bookings.rows(in: BookingsProjection.byDate, as: Booking.init),
+      bookingCount: bookings.count(),
+      booking: { try bookings.row(forKey: .uuid($0)).map(Booking.init) })
   }
 
   func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws {

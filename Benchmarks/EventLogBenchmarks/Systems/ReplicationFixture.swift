@@ -198,16 +198,10 @@ enum ReplicationFixture {
       }
       return true
     }
-    let models = try store.read { view -> String in
-      let restaurants = try RestaurantsProjection.table.reader(in: view)
-      let bookings = try BookingsProjection.table.reader(in: view)
-      return try ReadModelFingerprint.outcome(
-        restaurantsByName: restaurants.rows(in: RestaurantsProjection.byName, as: Restaurant.init),
-        restaurantCount: restaurants.count(),
-        restaurant: { try restaurants.row(forKey: .uuid($0)).map(Restaurant.init) },
-        bookingsByDate: bookings.rows(in: BookingsProjection.byDate, as: Booking.init),
-        bookingCount: bookings.count(),
-        booking: { try bookings.row(forKey: .uuid($0)).map(Booking.init) })
+    let models = try store.read { view in
+      try EventLogSystem.outcome(
+        restaurants: RestaurantsProjection.table.reader(in: view),
+        bookings: BookingsProjection.table.reader(in: view))
     }
     let cursor = try replica.pullCursor()
     return "events=\(count) cursor=\(cursor.position) "
