@@ -43,12 +43,15 @@ enum PostgRESTBody {
   /// - Throws: ``Malformed`` when the body is not valid JSON or not an array of objects.
   static func rows(_ body: Data) throws(Malformed) -> [Row] {
     let node = try parse(body)
-    guard let items = node.items else { throw Malformed(reason: "the answer is not a JSON array of objects") }
+    guard let items = node.items else {
+      throw Malformed(reason: "the answer is not a JSON array of objects (it is \(node.summary))")
+    }
     var rows: [Row] = []
     rows.reserveCapacity(items.count)
-    for item in items {
+    for (index, item) in items.enumerated() {
       guard let members = item.members else {
-        throw Malformed(reason: "the answer is not a JSON array of objects")
+        throw Malformed(
+          reason: "the answer is not a JSON array of objects (its element \(index) is \(item.summary))")
       }
       rows.append(members.mapValues(Column.init))
     }

@@ -240,6 +240,7 @@ struct RestaurantSyncTests {
         "the page at offset 0 is not a JSON array of rows"
       ),
       (#"{"rows": []}"#, "the page at offset 0 is not a JSON array of rows"),
+      ("null", "the page at offset 0 is not a JSON array of rows: the body is not a JSON array (it is null)"),
       (#"[1]"#, "row 0: field '(row)' is not a JSON object"),
     ])
   func invalidBody(body: String, message: String) async throws {

@@ -132,6 +132,37 @@ struct ClassificationTests {
     }
   }
 
+  @Test("an answer that is not rows says what it is, and which element is not a row")
+  func aMalformedAnswerIsNamed() async throws {
+    let answer = Mutex("")
+    let server = try LoopbackHTTPServer(maximumConnections: 100, recordsRequests: false) { _ in
+      .respond(
+        status: 200, headers: [("Content-Type", "application/json")], body: Array(answer.withLock { $0 }.utf8)
+      )
+    }
+    defer { server.stop() }
+    let transport = try SupabaseTransport(projectURL: server.baseURL, apiKey: "key") { _ in "token" }
+    let event = OutgoingEvent(
+      localSequence: 1, id: UUID(), stream: StreamID("booking-x"), type: "T", schemaVersion: 1,
+      payload: Array("{}".utf8), metadata: EventMetadata(origin: "test"), recordedAt: Date())
+    for (body, named) in [
+      (#"[{"event_position": 1}, 2]"#, "its element 1 is the number 2"),
+      (#"{"rows": []}"#, "it is an object"),
+    ] {
+      answer.withLock { $0 = body }
+      let error = try await #require(throws: ReplicationError.self) {
+        _ = try await transport.push([event], device: .random(), through: 1)
+      }
+      guard case .protocolViolation(_, let reason) = error else {
+        Issue.record("\(body): \(error)")
+        continue
+      }
+      #expect(
+        reason.hasPrefix("push: the answer is not a JSON array of objects") && reason.contains(named),
+        "\(reason)")
+    }
+  }
+
   @Test func aServerThatCannotBeReachedIsTransient() async throws {
     // A port nobody listens on: a server that was stopped.
     let server = try LoopbackHTTPServer { _ in .closeWithoutAnswer }

@@ -28,7 +28,7 @@ enum PostgRESTRestaurantBody {
       throw .malformedPage(offset: offset, reason: "not valid JSON: \(error)")
     }
     guard let items = node.items else {
-      throw .malformedPage(offset: offset, reason: "the body is not a JSON array")
+      throw .malformedPage(offset: offset, reason: "the body is not a JSON array (it is \(node.summary))")
     }
     let rows = items.map(RowDTO.init)
     var result: [RemoteRestaurant] = []
