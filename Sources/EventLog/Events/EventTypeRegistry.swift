@@ -11,7 +11,6 @@ public struct EventTypeRegistry: Sendable {
   private struct Entry: Sendable {
     let schemaVersion: UInt16
     let render: @Sendable (RecordedEvent) throws -> Data
-    let parse: @Sendable (Data) throws -> [UInt8]
     let decode: @Sendable (RecordedEvent) throws -> any EventPayload
     /// The payload decoded (upcast, or from JSON) and encoded in binary at the current schema
     /// version, with its type's layout as this process knows it.
@@ -32,7 +31,6 @@ public struct EventTypeRegistry: Sendable {
     entries[E.eventType] = Entry(
       schemaVersion: E.schemaVersion,
       render: { event in try PayloadJSONEncoder().encode(event.decode(E.self)) },
-      parse: { data in try BinaryEncoder().encode(PayloadJSONDecoder().decode(E.self, from: data)) },
       decode: { event in try event.decode(E.self) },
       binary: { event in
         let value = try event.decode(E.self)
@@ -104,13 +102,14 @@ public struct EventTypeRegistry: Sendable {
 
   /// Encodes a JSON payload (as ``json(of:)`` renders it) of `type` in the binary format, at the
   /// type's current schema version.
-  /// - Throws: ``EventStoreError/invalidEvent(id:reason:)``-style errors are the caller's; this
-  ///   throws `DecodingError` for JSON that does not fit, and an error for an unknown type.
+  /// - Throws: `StrictJSON.SyntaxError` for text that is not JSON, `DecodingError` for JSON that
+  ///   does not fit, and ``EventStoreError/unsupportedSchemaVersion(type:version:supported:)`` for
+  ///   an unknown type.
   public func payload(fromJSON data: Data, type: String) throws -> (schemaVersion: UInt16, bytes: [UInt8]) {
     guard let entry = entries[type] else {
       throw EventStoreError.unsupportedSchemaVersion(type: type, version: 0, supported: 0)
     }
-    return (entry.schemaVersion, try entry.parse(data))
+    return (entry.schemaVersion, try entry.binaryFromJSON(JSONNode.parse(data)).bytes)
   }
 
   /// The payload of `event` (binary or JSON, of any schema version the type reads) decoded and
