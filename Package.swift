@@ -116,9 +116,11 @@ let package = Package(
     // files are linked into the target), built as Docs/CLI.md shows; the CLI tests run it.
     .executableTarget(
       name: "UserEventLog", dependencies: ["EventLogCLI", "EventLog"], path: "Tests/Support/UserEventLog"),
+    // What the fuzz target checks of an input (the decoders' properties), shared with the tests that
+    // replay the corpus and every input the fuzzer found.
+    .target(name: "FuzzChecks", dependencies: ["EventLog", "Checksum"], path: "Tests/Fuzz/FuzzChecks"),
     // Fuzz target for the record and payload decoders (built by .ci/fuzz with the fuzzer sanitizer).
-    .executableTarget(
-      name: "EventLogFuzz", dependencies: ["EventLog", "Checksum"], path: "Tests/Fuzz/EventLogFuzz"),
+    .executableTarget(name: "EventLogFuzz", dependencies: ["FuzzChecks"], path: "Tests/Fuzz/EventLogFuzz"),
     // Test support shared by the tests and eventlog-stress: temporary directories, running a
     // child process (and a device's environment driven through the built `eventlog`), the FNV-1a
     // fingerprint, SplitMix64.
@@ -183,7 +185,9 @@ let package = Package(
     // Damage, hostile remotes, secrets and permissions, decoder fuzz regressions, model check.
     .testTarget(
       name: "HardeningTests",
-      dependencies: ["EventLog", "Checksum", "RestaurantBooking", "LMDB", "HTTPTestSupport", "TestKit"]),
+      dependencies: [
+        "EventLog", "Checksum", "RestaurantBooking", "LMDB", "HTTPTestSupport", "TestKit", "FuzzChecks",
+      ]),
   ],
   swiftLanguageModes: [.v6]
 )

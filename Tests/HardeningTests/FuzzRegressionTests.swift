@@ -1,14 +1,16 @@
 import Checksum
+import EventLog
 import Foundation
+import FuzzChecks
 import Testing
 
-@testable import EventLog
-
-/// Item 9: the fuzz target's seed corpus stays valid, and inputs that once were (or could be)
-/// dangerous for the decoders are replayed on every run.
+/// The fuzz target's seed corpus stays valid, every input in the corpus passes the fuzz target's
+/// own checks (`FuzzCheck.run`, the one function the target calls), and inputs that once were (or
+/// could be) dangerous for the decoders are replayed on every run.
 ///
-/// The fuzz target is `Tests/Fuzz/EventLogFuzz`, run by `.ci/fuzz [SECONDS]`. A crash it finds
-/// becomes a case of ``regressions`` (the input's bytes, selector byte first).
+/// The fuzz target is `Tests/Fuzz/EventLogFuzz`, run by `.ci/fuzz` (see its header: CI replays the
+/// corpus and a fixed-seed run; `.ci/fuzz 600` explores). An input it finds joins the corpus as a
+/// file (`Tests/Fuzz/corpus/found-*`) and, where it names a rule, a case of ``regressions``.
 @Suite("Fuzz regressions")
 struct FuzzRegressionTests {
   /// `Tests/Fuzz/corpus`, found from this file's path.
@@ -70,13 +72,24 @@ struct FuzzRegressionTests {
     for (name, bytes) in seeds {
       let stored = try Data(contentsOf: Self.corpus.appendingPathComponent(name))
       #expect([UInt8](stored) == bytes, "Tests/Fuzz/corpus/\(name) is stale: regenerate it (see the report)")
-      #expect(FuzzReplay.run(bytes) == .decoded, "\(name) does not decode")
+      #expect(FuzzCheck.run(bytes) == .decoded, "\(name) does not decode")
+    }
+  }
+
+  @Test("every input of the corpus passes the fuzz target's checks, found inputs included")
+  func wholeCorpus() throws {
+    let names = try FileManager.default.contentsOfDirectory(atPath: Self.corpus.path).sorted()
+    #expect(names.count >= 7)
+    for name in names {
+      let bytes = [UInt8](try Data(contentsOf: Self.corpus.appendingPathComponent(name)))
+      let outcome = FuzzCheck.run(bytes)
+      if case .broken(let reason) = outcome { Issue.record("Tests/Fuzz/corpus/\(name): \(reason)") }
     }
   }
 
   /// Inputs for the decoders (selector byte first) and what they must give. None of them crashed
   /// the decoders; they stay here so that none ever does.
-  static let regressions: [(name: String, bytes: [UInt8], outcome: FuzzReplay.Outcome)] = [
+  static let regressions: [(name: String, bytes: [UInt8], outcome: FuzzCheck.Outcome)] = [
     ("empty record", [0], .rejected),
     ("header only, no checksum", [1] + [1] + [UInt8](repeating: 0, count: 55), .rejected),
     ("length fields of 65535 with a valid checksum", [1] + maximalLengthsRecord(), .rejected),
@@ -99,12 +112,33 @@ struct FuzzRegressionTests {
     ("bool byte 2", [3, 2], .rejected),
     ("trailing bytes", [2] + ((try? BinaryEncoder().encode(sampleBooking())) ?? []) + [0], .rejected),
     ("raw-value enum of an unknown value", [3] + shapesPrefix(kind: "zz"), .rejected),
+    // CI's 20-second random fuzz run of 2026-12-03 stopped on this record: a valid record whose
+    // payload is stored as JSON (flag bit 2, format 4), which the target's copy of the canonical
+    // rule still called unknown (it allowed bits 0 and 1 only). The decoder was right; the check
+    // had drifted from it. Now one check serves both (FuzzCheck), and the record re-encodes to
+    // itself. (Tests/Fuzz/corpus/found-2026-12-03-json-flag-record holds the same bytes.)
+    ("a record whose payload is JSON (flag bit 2), checksum as found", jsonFlagRecord, .decoded),
+    ("the JSON-flag record with an unknown flag bit 3", withFlags(jsonFlagRecord, 4 | 8), .rejected),
   ]
+
+  /// The input CI's fuzz step found (base64 as reported), selector byte first.
+  static let jsonFlagRecord = [UInt8](
+    Data(
+      base64Encoded:
+        "AQEEAQBhAAAAAwAAAAAAAAABAAAA2wAAAAAwXwGLYAYAwMjaETqRRkCQcTEAAAAAAAAAAAADAAAAYg4AAAAAAAAAb29raW5nLTBEN0U0QTUyLTFCOUMtNEUwQi04RjNBLWdDcmVhdGVkY2xpDX5KUhucTguPOmotHJuOAlsOiwxvQ0w6nlUMHFtvegEMUGFzLGEgUGFsXGNlAAAAYM5eyEE="
+    ) ?? Data())
+
+  /// `input` (a selector-1 record: its checksum is rewritten) with other flags.
+  static func withFlags(_ input: [UInt8], _ flags: UInt8) -> [UInt8] {
+    var bytes = input
+    if bytes.count > 2 { bytes[2] = flags }
+    return bytes
+  }
 
   @Test("hostile decoder inputs are rejected with an error, never a crash", arguments: 0..<regressions.count)
   func regression(_ index: Int) {
     let (name, bytes, outcome) = Self.regressions[index]
-    #expect(FuzzReplay.run(bytes) == outcome, "\(name)")
+    #expect(FuzzCheck.run(bytes) == outcome, "\(name)")
   }
 
   @Test("deeply nested arrays are refused with an error, not a stack overflow")
@@ -160,93 +194,4 @@ struct FuzzRegressionTests {
     for offset in 4..<8 { bytes[offset] = 0xFF }
     return bytes
   }
-}
-
-/// The fuzz target's logic, for replaying its inputs in a normal test build (the target itself is
-/// built only by `.ci/fuzz`). Keep in step with `Tests/Fuzz/EventLogFuzz/FuzzHarness.swift`.
-enum FuzzReplay {
-  enum Outcome: Equatable {
-    case decoded
-    case rejected
-  }
-
-  static func run(_ input: [UInt8]) -> Outcome {
-    guard let selector = input.first else { return .rejected }
-    var rest = Array(input.dropFirst())
-    switch selector % 4 {
-    case 0, 1:
-      if selector % 4 == 1 && rest.count >= 4 {
-        let body = rest.count - 4
-        let crc = rest.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<body])) }
-        withUnsafeBytes(of: crc.littleEndian) { rest.replaceSubrange(body..., with: $0) }
-      }
-      let claimed: UInt64 =
-        rest.count >= 16 ? rest.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) } : 1
-      let sequence = UInt64(littleEndian: claimed)
-      do {
-        let event = try rest.withUnsafeBytes { try RecordCodec.decode($0, sequence: sequence) }
-        _ = try? BinaryDecoder().decode(FuzzBooking.self, from: event.payload)
-        return .decoded
-      } catch let error as EventStoreError {
-        guard case .corruptedRecord(let named, _) = error, named == sequence else {
-          Issue.record("RecordCodec.decode threw \(error), not corruptedRecord(\(sequence))")
-          return .rejected
-        }
-        return .rejected
-      } catch {
-        Issue.record("RecordCodec.decode threw a foreign error: \(error)")
-        return .rejected
-      }
-    case 2:
-      return roundTrip(rest, as: FuzzBooking.self)
-    default:
-      return roundTrip(rest, as: FuzzShapes.self)
-    }
-  }
-
-  static func roundTrip<T: Codable & Equatable>(_ bytes: [UInt8], as type: T.Type) -> Outcome {
-    guard let value = try? BinaryDecoder().decode(T.self, from: bytes) else { return .rejected }
-    let again = try? BinaryEncoder().encode(value)
-    #expect(again == bytes, "a decoded \(T.self) re-encodes to other bytes")
-    return .decoded
-  }
-}
-
-// MARK: - Fixtures (the fuzz target's payload types; keep in step with FuzzHarness.swift)
-
-struct FuzzBooking: Codable, Equatable {
-  var bookingID: UUID
-  var restaurantID: UUID
-  var restaurantName: String
-  var date: Date
-  var partySize: Int
-  var customerName: String
-  var notes: String?
-  var createdAt: Date
-}
-
-struct FuzzShapes: Codable, Equatable {
-  enum Kind: String, Codable { case a, bb, ccc }
-  enum Level: UInt8, Codable { case low = 1, high = 200 }
-  struct Change: Codable, Equatable {
-    var old: String
-    var new: String
-  }
-  var flag: Bool
-  var small: Int8
-  var medium: Int32
-  var large: Int64
-  var unsigned: UInt64
-  var byte: UInt8
-  var single: Float
-  var double: Double
-  var kind: Kind
-  var level: Level?
-  var change: Change?
-  var changes: [Change]
-  var numbers: [Int]
-  var raw: [UInt8]
-  var blob: Data
-  var nested: [[String?]]
-  var when: Date?
 }

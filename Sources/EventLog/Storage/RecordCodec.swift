@@ -27,20 +27,30 @@ import Foundation
 ///   …    P   payload
 ///   …    4   CRC-32C of every byte before it
 /// ```
-enum RecordCodec {
+package enum RecordCodec {
   static let formatVersion: UInt8 = 1
-  static let headerSize = 56
+  package static let headerSize = 56
   static let maximumTypeLength = 255
   static let maximumOriginLength = 1_000
   static let maximumPayloadLength = 64 << 20
 
   /// The parts of a record that are written as given.
-  struct Fields {
-    var sequence: UInt64
-    var version: UInt64
-    var recordedAtMicroseconds: Int64
-    var event: NewEvent
-    var stream: StreamID
+  package struct Fields {
+    package var sequence: UInt64
+    package var version: UInt64
+    package var recordedAtMicroseconds: Int64
+    package var event: NewEvent
+    package var stream: StreamID
+
+    package init(
+      sequence: UInt64, version: UInt64, recordedAtMicroseconds: Int64, event: NewEvent, stream: StreamID
+    ) {
+      self.sequence = sequence
+      self.version = version
+      self.recordedAtMicroseconds = recordedAtMicroseconds
+      self.event = event
+      self.stream = stream
+    }
   }
 
   /// Why `event` cannot be encoded, or `nil`.
@@ -110,7 +120,7 @@ enum RecordCodec {
   }
 
   /// Encodes a record into a new array (for tests and tools; the store encodes in place).
-  static func encode(_ fields: Fields) -> [UInt8] {
+  package static func encode(_ fields: Fields) -> [UInt8] {
     [UInt8](unsafeUninitializedCapacity: encodedSize(fields)) { buffer, count in
       encode(fields, into: UnsafeMutableRawBufferPointer(buffer))
       count = buffer.count
@@ -123,7 +133,7 @@ enum RecordCodec {
   ///   - sequence: the key it is stored under; the record must carry the same number.
   /// - Returns: the event the record holds.
   /// - Throws: ``EventStoreError/corruptedRecord(sequence:reason:)`` naming `sequence`.
-  static func decode(_ buffer: UnsafeRawBufferPointer, sequence: UInt64) throws -> RecordedEvent {
+  package static func decode(_ buffer: UnsafeRawBufferPointer, sequence: UInt64) throws -> RecordedEvent {
     func damaged(_ reason: String) -> EventStoreError { .corruptedRecord(sequence: sequence, reason: reason) }
     guard buffer.count >= headerSize + 4 else {
       throw damaged("the record is \(buffer.count) bytes, shorter than its header")
