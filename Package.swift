@@ -7,6 +7,7 @@ let package = Package(
   products: [
     .library(name: "LMDB", targets: ["LMDB"]),
     .library(name: "EventLog", targets: ["EventLog"]),
+    .library(name: "Sodium", targets: ["Sodium"]),
     .library(name: "RestaurantBooking", targets: ["RestaurantBooking"]),
     .library(name: "Postgres", targets: ["Postgres"]),
     .library(name: "Replication", targets: ["Replication"]),
@@ -50,12 +51,22 @@ let package = Package(
     // A small PostgreSQL client over libpq: parameterized statements, copied results, deadlines,
     // reconnection, LISTEN/NOTIFY, PostgresError with SQLSTATE.
     .target(name: "Postgres", dependencies: ["CLibPQ"]),
+    // libsodium's C API from the system library (Debian: libsodium-dev). Only `Sodium` imports it.
+    .systemLibrary(
+      name: "CSodium",
+      path: "Sources/CSodium",
+      pkgConfig: "libsodium",
+      providers: [.apt(["libsodium-dev"]), .brew(["libsodium"])]
+    ),
+    // The hashes, signatures, authenticated encryption and random bytes the audit chain and sealed
+    // fields use (BLAKE2b, SHA-256, Ed25519, XChaCha20-Poly1305), over libsodium.
+    .target(name: "Sodium", dependencies: ["CSodium"]),
     // CRC-32C with the processor's instruction (SSE 4.2, ARMv8 CRC). Only `Checksum` imports it.
     .target(name: "CCRC32C"),
     // CRC-32C: the processor's instruction when there is one, else slicing-by-8 tables.
     .target(name: "Checksum", dependencies: ["CCRC32C"]),
     // The generic event store: records, codec, append, reads, subscriptions, projections, replay.
-    .target(name: "EventLog", dependencies: ["LMDB", "Checksum"]),
+    .target(name: "EventLog", dependencies: ["LMDB", "Checksum", "Sodium"]),
     // Replication through a server: outbox push, ordered pull, live mode; generic over the
     // transport and the domain.
     .target(name: "Replication", dependencies: ["EventLog"]),

@@ -547,7 +547,11 @@ public final class Replicator: Sendable {
       case .event(let event):
         switch conversion.incoming(event) {
         case .event(let stored):
-          events.append(EventStore.IngestedEvent(stream: event.stream, event: stored))
+          events.append(
+            EventStore.IngestedEvent(
+              stream: event.stream, event: stored,
+              provenance: RecordedEvent.Provenance(device: event.originDevice, sequence: event.originSequence)
+            ))
           sources.append(event)
           continue
         case .unconvertible(let reason):

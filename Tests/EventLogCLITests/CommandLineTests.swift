@@ -192,12 +192,22 @@ struct CommandLineTests {
     #expect(lines.count == head)
     for (index, line) in lines.enumerated() {
       let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-      // The contract's keys, and the schema version; the line of an event whose append recorded
-      // a layout revision also carries it ("layout").
+      // The contract's keys, the schema version and the provenance (every event here was
+      // appended by this device, as its own sequence); the line of an event whose append recorded
+      // a layout revision also carries it ("layout"), and a booking's its stream as stored.
       #expect(
-        Set(event.keys).subtracting(["layout"])
-          == ["seq", "id", "stream", "version", "type", "schemaVersion", "recordedAt", "payload", "metadata"])
+        Set(event.keys).subtracting(["layout", "storedStream"])
+          == [
+            "seq", "id", "stream", "version", "type", "schemaVersion", "recordedAt", "payload", "metadata",
+            "device",
+            "deviceSeq",
+          ])
       #expect(event["seq"] as? Int == index + 1)
+      #expect(event["deviceSeq"] as? Int == index + 1)
+      #expect((event["device"] as? String).flatMap(UUID.init(uuidString:)) != nil)
+      if let stored = event["storedStream"] as? String {
+        #expect(stored.lowercased() == event["stream"] as? String && stored != event["stream"] as? String)
+      }
     }
     let shown = try #require(try json(try cli("show", "1", "--json")) as? [String: Any])
     #expect(shown["type"] as? String == "RestaurantAdded")

@@ -47,8 +47,21 @@ struct ImportAdmissionTests {
     defer { cli.remove() }
     var lines = try exportedLines(cli)
     let created = try index(of: "BookingCreated", in: lines)
-    lines[created]["stream"] = "booking-" + UUID().uuidString
+    // Both spellings of the stream, as an export writes them (shown, and as stored).
+    let other = UUID()
+    lines[created]["stream"] = "booking-" + other.uuidString.lowercased()
+    lines[created]["storedStream"] = "booking-" + other.uuidString
     try importRefused(lines, naming: ["line \(created + 1)", "belongs on 'booking-"])
+  }
+
+  @Test func aStreamThatIsNotTheStoredStreamIsRefusedNamingTheField() throws {
+    let cli = EventLogBinary()
+    defer { cli.remove() }
+    var lines = try exportedLines(cli)
+    let created = try index(of: "BookingCreated", in: lines)
+    lines[created]["stream"] = "booking-" + UUID().uuidString.lowercased()
+    try importRefused(
+      lines, naming: ["line \(created + 1)", "field 'stream' is not the stream of field 'storedStream'"])
   }
 
   @Test func aPartyNoBookingCanHaveIsRefused() throws {

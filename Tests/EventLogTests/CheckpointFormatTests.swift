@@ -133,7 +133,7 @@ struct CheckpointFormatTests {
     #expect(try Raw(path).checkpoint("notes")?.sequence == Self.followsHead)
   }
 
-  @Test("a format-1 environment opens read-only as it is, and a writable open upgrades it to 4")
+  @Test("a format-1 environment opens read-only as it is, and a writable open upgrades it to 5")
   func upgradeFromFormat1() async throws {
     let dir = TemporaryDirectory()
     let path = dir.environment()
@@ -143,7 +143,7 @@ struct CheckpointFormatTests {
     do {
       // What format 1 stored: an explicit checkpoint at the head.
       let raw = try Raw(path)
-      #expect(try raw.format == 4)
+      #expect(try raw.format == 5)
       try raw.setFormat(1)
       try raw.setCheckpoint("notes", version: 1, sequence: 3)
     }
@@ -162,7 +162,7 @@ struct CheckpointFormatTests {
     #expect(try store?.verify().isClean == true)
     await close(&store)
     let raw = try Raw(path)
-    #expect(try raw.format == 4)
+    #expect(try raw.format == 5)
     #expect(try raw.checkpoint("notes")?.sequence == Self.followsHead)
   }
 
@@ -171,14 +171,14 @@ struct CheckpointFormatTests {
     let dir = TemporaryDirectory()
     let path = dir.environment()
     try await withStore(at: path) { _ in }
-    try Raw(path).setFormat(5)
+    try Raw(path).setFormat(6)
     #expect {
       _ = try EventStore(path: path, options: .fast)
     } throws: { error in
       guard case .unsupportedFormat(let at, let found, let supported) = error as? EventStoreError else {
         return false
       }
-      return at == path && found == 5 && supported == 4
+      return at == path && found == 6 && supported == 5
     }
   }
 }

@@ -231,7 +231,7 @@ struct LayoutStoreTests {
         try txn.withValue(forKey: k, in: meta) { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
       }
     }
-    #expect(format == 4)
+    #expect(format == 5)
   }
 }
 

@@ -40,21 +40,26 @@ struct RecordTests {
     let fields = RecordCodec.Fields(
       sequence: 9, version: 3, recordedAtMicroseconds: RecordCodec.microseconds(event.recordedAt ?? Date()),
       event: event,
-      stream: "s")
+      stream: "s", provenance: nil, previousChain: .zero)
     let bytes = RecordCodec.encode(fields)
-    #expect(bytes.count == RecordCodec.headerSize + 1 + 1 + 4)
+    #expect(bytes.count == RecordCodec.headerSize + 1 + 1 + 32 + 4)
     let decoded = try bytes.withUnsafeBytes { try RecordCodec.decode($0, sequence: 9) }
     #expect(decoded.recordedAt == Date(timeIntervalSince1970: -1.5))
     #expect(decoded.schemaVersion == 7)
     #expect(decoded.metadata == EventMetadata())
     #expect(decoded.payload.isEmpty)
+    #expect(decoded.provenance == nil)
+    #expect(decoded.subjects.isEmpty)
   }
 
-  @Test("any flipped bit of a record is detected, naming its sequence", arguments: [0, 1, 8, 30, 56, 70, 90])
+  @Test(
+    "any flipped bit of a record is detected, naming its sequence",
+    arguments: [0, 1, 8, 30, 56, 70, 90, 120, 140])
   func flippedBit(offset: Int) throws {
     let event = try note("checksummed")
     let fields = RecordCodec.Fields(
-      sequence: 77, version: 1, recordedAtMicroseconds: 1, event: event, stream: "notes-77")
+      sequence: 77, version: 1, recordedAtMicroseconds: 1, event: event, stream: "notes-77",
+      provenance: RecordedEvent.Provenance(device: UUID(), sequence: 77), previousChain: .zero)
     var bytes = RecordCodec.encode(fields)
     bytes[offset % bytes.count] ^= 0x10
     expectCorruption(at: 77) { _ = try bytes.withUnsafeBytes { try RecordCodec.decode($0, sequence: 77) } }
@@ -62,13 +67,16 @@ struct RecordTests {
 
   @Test(
     "unknown flag bits, non-zero reserved bytes and invalid UTF-8 are refused even with a valid checksum",
-    arguments: [1, 54, 55, 56])
-  func nonCanonicalRecords(offset: Int) throws {
+    arguments: [(1, false), (54, true), (55, true), (56, true), (1, true), (79, false), (80, false)])
+  func nonCanonicalRecords(offset: Int, legacy: Bool) throws {
     let fields = RecordCodec.Fields(
-      sequence: 3, version: 1, recordedAtMicroseconds: 1, event: try note("x"), stream: "stream")
-    var bytes = RecordCodec.encode(fields)
-    // Flag bit 3, a reserved byte, or the first byte of the stream ID made an invalid UTF-8 lead byte.
-    bytes[offset] = offset == 1 ? 0x08 : (offset == 56 ? 0xFF : 0x01)
+      sequence: 3, version: 1, recordedAtMicroseconds: 1, event: try note("x"), stream: "stream",
+      provenance: nil, previousChain: .zero)
+    var bytes = legacy ? RecordCodec.encodeLegacy(fields) : RecordCodec.encode(fields)
+    // Flag bit 3, a reserved byte, or the first byte of the stream ID made an invalid UTF-8 lead
+    // byte (format 1: reserved 54–55, stream at 56; format 2: reserved 79, stream at 80).
+    let stream = legacy ? 56 : 80
+    bytes[offset] = offset == 1 ? 0x08 : (offset == stream ? 0xFF : 0x01)
     let body = bytes.count - 4
     let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[0..<body])) }
     withUnsafeBytes(of: crc.littleEndian) { bytes.replaceSubrange(body..., with: $0) }
@@ -78,7 +86,8 @@ struct RecordTests {
   @Test("a record stored under another sequence number is rejected")
   func misplacedRecord() throws {
     let fields = RecordCodec.Fields(
-      sequence: 5, version: 1, recordedAtMicroseconds: 1, event: try note("x"), stream: "s")
+      sequence: 5, version: 1, recordedAtMicroseconds: 1, event: try note("x"), stream: "s",
+      provenance: nil, previousChain: .zero)
     let bytes = RecordCodec.encode(fields)
     expectCorruption(at: 6) { _ = try bytes.withUnsafeBytes { try RecordCodec.decode($0, sequence: 6) } }
   }

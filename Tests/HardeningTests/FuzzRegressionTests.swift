@@ -36,8 +36,8 @@ struct FuzzRegressionTests {
       level: nil,
       change: nil, changes: [], numbers: [], raw: [], blob: Data(), nested: [], when: nil)
     let bookingBytes = try BinaryEncoder().encode(booking)
-    func record(_ payload: [UInt8], sequence: UInt64, ids: Bool) -> [UInt8] {
-      RecordCodec.encode(
+    func record(_ payload: [UInt8], sequence: UInt64, ids: Bool, legacy: Bool = false) -> [UInt8] {
+      (legacy ? RecordCodec.encodeLegacy : RecordCodec.encode)(
         RecordCodec.Fields(
           sequence: sequence, version: 1, recordedAtMicroseconds: 1_795_000_000_000_000,
           event: NewEvent(
@@ -48,12 +48,17 @@ struct FuzzRegressionTests {
               correlationID: ids ? UUID(uuidString: "FD9CFAF8-BC92-4A95-B40E-6B2BB9225419")! : nil,
               causationID: ids ? UUID(uuidString: "283AD2A0-8C78-4839-9E29-92D8C3C47014")! : nil,
               origin: "cli")),
-          stream: StreamID("booking-0D7E4A52-1B9C-4E0B-8F3A-6A2D1C9B8E02")))
+          stream: StreamID("booking-0D7E4A52-1B9C-4E0B-8F3A-6A2D1C9B8E02"),
+          provenance: RecordedEvent.Provenance(
+            device: UUID(uuidString: "7C2E5A10-9B3D-4F61-8A47-0E5D9C3B2A18")!, sequence: sequence),
+          subjects: ids ? [UUID(uuidString: "11111111-2222-4333-8444-555555555555")!] : [],
+          previousChain: ChainValue(bytes: [UInt8](repeating: 7, count: 32))!))
     }
     return [
       "record-booking-with-ids": [0] + record(bookingBytes, sequence: 14, ids: true),
       "record-booking-fixed-crc": [1] + record(bookingBytes, sequence: 3, ids: false),
       "record-empty-payload": [0] + record([], sequence: 1, ids: false),
+      "legacy-record-booking": [1] + record(bookingBytes, sequence: 5, ids: true, legacy: true),
       "payload-booking": [2] + bookingBytes,
       "payload-shapes": [3] + (try BinaryEncoder().encode(shapes)),
       "payload-shapes-minimal": [3] + (try BinaryEncoder().encode(minimal)),
@@ -94,7 +99,20 @@ struct FuzzRegressionTests {
     ("header only, no checksum", [1] + [1] + [UInt8](repeating: 0, count: 55), .rejected),
     ("length fields of 65535 with a valid checksum", [1] + maximalLengthsRecord(), .rejected),
     ("payload length 0xFFFFFFFF with a valid checksum", [1] + hugePayloadLengthRecord(), .rejected),
-    ("unknown format byte with a valid checksum", [1] + [2] + [UInt8](repeating: 0, count: 59), .rejected),
+    ("unknown format byte with a valid checksum", [1] + [3] + [UInt8](repeating: 0, count: 119), .rejected),
+    ("format 2: header only, checksum valid", [1] + formatTwoRecord { _ in }, .rejected),
+    (
+      "format 2: length fields of 65535", [1] + formatTwoRecord { for o in 72..<78 { $0[o] = 0xFF } },
+      .rejected
+    ),
+    ("format 2: 255 data subjects in a short record", [1] + formatTwoRecord { $0[78] = 0xFF }, .rejected),
+    ("format 2: a non-zero reserved byte", [1] + validFormatTwo { $0[79] = 1 }, .rejected),
+    (
+      "format 2: an origin device without a sequence",
+      [1] + validFormatTwo { $0[64...71] = [0, 0, 0, 0, 0, 0, 0, 0] }, .rejected
+    ),
+    ("format 2: subjects out of order", [1] + validFormatTwo(subjects: 2) { $0.swapAt(95, 111) }, .rejected),
+    ("format 2: a valid record with two subjects", [1] + validFormatTwo(subjects: 2) { _ in }, .decoded),
     (
       "string length varint of 10 bytes",
       [2] + [UInt8](repeating: 0, count: 32) + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01],
@@ -175,6 +193,33 @@ struct FuzzRegressionTests {
     [0, 0, 0, 0, 0, 0] + [UInt8](repeating: 0, count: 12) + [UInt8(kind.utf8.count)] + Array(kind.utf8) + [
       level
     ]
+  }
+
+  /// 120 bytes that start as a format-2 record of sequence 1 (checksum rewritten by the
+  /// selector), changed by `change`.
+  static func formatTwoRecord(_ change: (inout [UInt8]) -> Void) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: 120)
+    bytes[0] = 2
+    bytes[8] = 1
+    change(&bytes)
+    return bytes
+  }
+
+  /// A valid format-2 record (type "T", stream "s", `subjects` subjects 1, 2, …), changed by
+  /// `change` (the selector rewrites the checksum).
+  static func validFormatTwo(subjects: Int = 0, _ change: (inout [UInt8]) -> Void) -> [UInt8] {
+    var bytes = RecordCodec.encode(
+      RecordCodec.Fields(
+        sequence: 1, version: 1, recordedAtMicroseconds: 0,
+        event: NewEvent(
+          id: UUID(), type: "T", schemaVersion: 1, payload: [], metadata: EventMetadata(origin: "")),
+        stream: StreamID("s"), provenance: RecordedEvent.Provenance(device: UUID(), sequence: 1),
+        subjects: (0..<subjects).map {
+          UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, UInt8($0 + 1)))
+        },
+        previousChain: .zero))
+    change(&bytes)
+    return bytes
   }
 
   /// A record whose three UInt16 lengths are 65535, checksum valid: the lengths do not add up.

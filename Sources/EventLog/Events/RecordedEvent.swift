@@ -26,6 +26,30 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
   public var payload: [UInt8]
   /// How ``payload`` is encoded.
   public var payloadEncoding: PayloadEncoding
+  /// The device that first recorded the event and its sequence there: this environment's device
+  /// for an event appended here, the pushing device for one pulled or imported. `nil` when the
+  /// record does not say (an event stored before environment format 5 by another device, or
+  /// imported without it).
+  public var provenance: Provenance?
+  /// The data subjects whose keys seal fields of the payload (`Docs/OnDiskFormat.md`).
+  public var subjects: [UUID] = []
+  /// The record's value in the log's hash chain; `nil` for a record stored before environment
+  /// format 5 (read-only, before its upgrade).
+  public var chain: ChainValue?
+
+  /// Where an event was first recorded: a device and that device's sequence number.
+  public struct Provenance: Sendable, Hashable {
+    /// The device (its environment's ``EventStore/deviceID``).
+    public var device: UUID
+    /// The event's sequence number in that device's log.
+    public var sequence: UInt64
+
+    /// The event recorded by `device` as its event `sequence`.
+    public init(device: UUID, sequence: UInt64) {
+      self.device = device
+      self.sequence = sequence
+    }
+  }
 
   /// Creates a recorded event (the store creates them; tests may too).
   /// - Parameters:

@@ -18,7 +18,7 @@ extension UUID {
   /// Written digit by digit: `uuidString` formats through `snprintf` on Linux, a few percent of a
   /// push's client CPU time.
   package func appendLowercased(to output: inout [UInt8]) {
-    let hexDigits = Self.lowercaseHexDigits
+    let hexDigits = Hex.digits
     withUnsafeBytes(of: uuid) { bytes in
       for (index, byte) in bytes.enumerated() {
         if index == 4 || index == 6 || index == 8 || index == 10 { output.append(UInt8(ascii: "-")) }
@@ -27,6 +27,4 @@ extension UUID {
       }
     }
   }
-
-  private static let lowercaseHexDigits = Array("0123456789abcdef".utf8)
 }

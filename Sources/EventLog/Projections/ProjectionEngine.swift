@@ -234,7 +234,7 @@ extension EventStore.ReplayResult {
 
     /// The projection, table and key in hex, and which side lacks the entry or that the values differ.
     public var description: String {
-      let keyText = key.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+      let keyText = Hex.string(key)
       let what: String
       switch (replayed, live) {
       case (nil, _): what = "present live but absent from the replay"

@@ -7,8 +7,9 @@ struct Schema: Sendable {
   /// The on-disk format this build writes. Format 2 added checkpoints that follow the head
   /// (``Checkpoint/followsHead``); format 3 the `skipped` and `state` databases and the device
   /// ID; format 4 the `layouts` database, JSON payloads (record flag bit 2) and row dates as
-  /// `BinaryEncoder` writes them. An older environment is upgraded on its first writable open.
-  static let formatVersion: UInt32 = 4
+  /// `BinaryEncoder` writes them; format 5 records of format 2 (provenance, data subjects, the
+  /// hash chain). An older environment is upgraded on its first writable open.
+  static let formatVersion: UInt32 = 5
   /// The formats this build opens.
   static let readableFormats: ClosedRange<UInt32> = 1...formatVersion
 

@@ -15,32 +15,39 @@ extension EventStore {
     /// backup restores the log it was taken of. (An event skipped there as unreadable is judged
     /// here: this build may read it.)
     public var skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)?
+    /// The device that first recorded it and its sequence there (a pulled event's pushing
+    /// device, an imported event's origin), stored in its record; `nil` when not known.
+    public var provenance: RecordedEvent.Provenance?
 
     /// Creates an ingested event.
     /// - Parameters:
     ///   - stream: the stream it belongs to.
     ///   - event: the event.
     ///   - skipped: how the log it comes from skipped it, if it did.
+    ///   - provenance: the device that first recorded it, and its sequence there, if known.
     public init(
-      stream: StreamID, event: NewEvent, skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)? = nil
+      stream: StreamID, event: NewEvent, skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)? = nil,
+      provenance: RecordedEvent.Provenance? = nil
     ) {
       self.stream = stream
       self.event = event
       self.skipped = skipped
+      self.provenance = provenance
     }
 
-    /// Whether two ingested events are the same, skip included.
+    /// Whether two ingested events are the same, skip and provenance included.
     public static func == (lhs: IngestedEvent, rhs: IngestedEvent) -> Bool {
       lhs.stream == rhs.stream && lhs.event == rhs.event && lhs.skipped?.kind == rhs.skipped?.kind
-        && lhs.skipped?.reason == rhs.skipped?.reason
+        && lhs.skipped?.reason == rhs.skipped?.reason && lhs.provenance == rhs.provenance
     }
 
-    /// Hashes the stream, the event and the skip.
+    /// Hashes the stream, the event, the skip and the provenance.
     public func hash(into hasher: inout Hasher) {
       hasher.combine(stream)
       hasher.combine(event)
       hasher.combine(skipped?.kind)
       hasher.combine(skipped?.reason)
+      hasher.combine(provenance)
     }
   }
 }

@@ -58,8 +58,10 @@ extension EventStore {
       recordedAt: recordedAt)
   }
 
-  /// Upgrades an environment of format 1 to 3 to format 4, in the open's first write transaction
-  /// (another process may have upgraded it meanwhile: then nothing is done).
+  /// Upgrades an environment of format 1 to 4 to format 5, in the open's first write transaction
+  /// (another process may have upgraded it meanwhile: then nothing is done). Its records were
+  /// rewritten in format 2 before (``chainLegacyRecords(environment:schema:device:)``); from a
+  /// format before 4, this also does what format 4 added:
   ///
   /// - Rows: `RowWriter.date` wrote the seconds since 1970, which do not round-trip; format 4
   ///   writes `BinaryEncoder`'s bytes (the seconds since 2001). Every projection's checkpoint is
@@ -74,6 +76,20 @@ extension EventStore {
     guard let stored = try storedFormat(in: txn, schema: schema), stored < Schema.formatVersion else {
       return
     }
+    // Format 5 changed the records only (rewritten before this transaction,
+    // `chainLegacyRecords`): the projections and layouts of format 4 stand.
+    if stored < 4 {
+      try upgradeToFormat4(in: txn, schema: schema, payloads: payloads)
+    }
+    _ = try txn.delete(forKey: chainUpgradeKey, in: schema.meta)
+    try writeFormat(in: txn, schema: schema)
+  }
+
+  /// What format 4 added: every projection rebuilt (row dates) and the layouts of the log's
+  /// events recorded.
+  private static func upgradeToFormat4(
+    in txn: WriteTransaction, schema: Schema, payloads: PayloadForms
+  ) throws {
     try txn.removeAll(in: schema.checkpoints)
     if let database = schema.layouts, !payloads.eventTypes.typeNames.isEmpty {
       var recorder = LayoutRecorder()
@@ -94,6 +110,5 @@ extension EventStore {
         }
       }
     }
-    try writeFormat(in: txn, schema: schema)
   }
 }

@@ -31,10 +31,35 @@ extension EventStore {
     /// The events this build could not check against their app's rules, by type: those of types
     /// (or schema versions) its schema does not read. Not problems.
     public var uncheckedEvents: [VerificationReport.UncheckedEvents] = []
+    /// The last record's value in the hash chain, when the log has one: what an anchor (the
+    /// server's attested heads, an export's manifest, a signature) is compared with.
+    public var chainHead: ChainHead?
+    /// Records stored before environment format 5 and not yet rewritten (a read-only open before
+    /// the upgrade): the chain does not cover them. Not problems.
+    public var unchainedRecords: UInt64 = 0
     /// Whether nothing is wrong.
     public var isClean: Bool { problems.isEmpty }
     /// Whether everything was checked: nothing is in ``uncheckedProjections`` or ``uncheckedEvents``.
     public var isComplete: Bool { uncheckedProjections.isEmpty && uncheckedEvents.isEmpty }
+  }
+}
+
+extension EventStore.VerificationReport {
+  /// A record's place and value in the hash chain.
+  public struct ChainHead: Sendable, Hashable, CustomStringConvertible {
+    /// The record's sequence number.
+    public var sequence: UInt64
+    /// Its chain value.
+    public var value: ChainValue
+
+    /// Creates the entry.
+    public init(sequence: UInt64, value: ChainValue) {
+      self.sequence = sequence
+      self.value = value
+    }
+
+    /// `event 42 7f3a…` (the value in full).
+    public var description: String { "event \(sequence) \(value.hex)" }
   }
 }
 
@@ -132,6 +157,7 @@ extension EventStore {
       }
     }
     let head = try self.head()
+    let storedFormat = try storage { try environment.read { try Self.storedFormat(in: $0, schema: schema) } }
     let skipped = try skippedEvents(limit: Self.maximumReportedProblems)
     let skippedSequences = try storage {
       try environment.read { txn in try schema.skippedSequences(from: 1, through: head, in: txn) }
@@ -145,6 +171,11 @@ extension EventStore {
     var expected: UInt64 = 1
     var damaged = false
     var count: UInt64 = 0
+    // The chain: each record's value must follow from the stored value of the record before it
+    // (so one altered record is reported once, where the chain breaks).
+    var previousChain = ChainValue.zero
+    var chainHead: VerificationReport.ChainHead?
+    var unchained: UInt64 = 0
     let chunk = max(1, options.replayChunkSize)
     var done = false
     while !done {
@@ -166,6 +197,26 @@ extension EventStore {
               count += 1
               visited += 1
               expected = sequence + 1
+              let record = cursor.value
+              if let stored = RecordCodec.storedChain(of: record) {
+                let computed = RecordCodec.chainValue(
+                  of: RecordCodec.chainedBody(of: record), after: previousChain)
+                if computed != stored {
+                  report(
+                    sequence,
+                    "the hash chain breaks here: the record's chain value \(stored.hex.prefix(16))… does not follow "
+                      + "from its bytes and the value before it (computed \(computed.hex.prefix(16))…): the record was "
+                      + "changed, or one before it removed or replaced")
+                }
+                previousChain = stored
+                chainHead = VerificationReport.ChainHead(sequence: sequence, value: stored)
+              } else if RecordCodec.format(of: record) == 1 {
+                unchained += 1
+                if storedFormat == Schema.formatVersion {
+                  report(
+                    sequence, "a record of format 1, without a chain value, in an environment of format 5")
+                }
+              }
               do {
                 let event = try RecordCodec.decode(cursor.value, sequence: sequence)
                 let previous = streamVersions[event.stream.rawValue] ?? 0
@@ -224,7 +275,8 @@ extension EventStore {
     let uncheckedProjections = try verifyProjections(damaged: damaged, report: report)
     return VerificationReport(
       events: count, problems: problems, skipped: skipped, uncheckedProjections: uncheckedProjections,
-      uncheckedEvents: unchecked.values.sorted { $0.type < $1.type })
+      uncheckedEvents: unchecked.values.sorted { $0.type < $1.type }, chainHead: chainHead,
+      unchainedRecords: unchained)
   }
 
   /// The projections this store cannot check: those the environment holds that its schema does

@@ -170,6 +170,9 @@ public final class EventStore: Sendable {
     let storedFormat = try storage { try environment.read { try Self.storedFormat(in: $0, schema: schema) } }
     rowDatesSince1970 = options.readOnly && storedFormat.map { $0 < 4 } == true
     deviceID = try storage { try Self.deviceID(of: environment, schema: schema, creating: !options.readOnly) }
+    if let upgrading, upgrading < 5, let deviceID {
+      try Self.chainLegacyRecords(environment: environment, schema: schema, device: deviceID)
+    }
     if !options.readOnly {
       // A skipped event the admission now reads is folded in by a rebuild; one a projection then
       // refuses stays skipped, as invalid, instead of failing every open.

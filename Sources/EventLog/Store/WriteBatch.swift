@@ -25,6 +25,9 @@ struct WriteBatch {
   private(set) var clock: Int64
   /// The recorded-at of the head's record (0 in an empty log), which the next batch reads.
   private var headRecordedAt: Int64
+  /// The chain value of the head's record (``ChainValue/zero`` in an empty log), which the
+  /// next record's value is computed after.
+  private var headChain: ChainValue
   /// The clock as `meta` stores it (``Schema/clockKey``), or `nil` when it has none yet.
   private var storedClock: Int64?
   /// Records each payload type's layout (format 4, ``LayoutRecorder``).
@@ -34,7 +37,7 @@ struct WriteBatch {
     self.store = store
     self.txn = txn
     wallClock = RecordCodec.microseconds(store.options.wallClock())
-    (head, headRecordedAt) = try Self.headAndRecordedAt(in: txn, events: store.schema.events)
+    (head, headRecordedAt, headChain) = try Self.headRecord(in: txn, schema: store.schema)
     storedClock = try Self.storedClock(in: txn, schema: store.schema)
     // An environment that has no stored clock yet (new, or written by a build before the clock):
     // the largest recorded-at of its log, found once; `finish` stores it.
@@ -103,14 +106,25 @@ struct WriteBatch {
     }
   }
 
-  /// The head, and its record's recorded-at in microseconds (0 for an empty log): read from the
-  /// last record's header, which the head's lookup has in hand.
-  static func headAndRecordedAt(in txn: Transaction, events: Database) throws -> (UInt64, Int64) {
-    try txn.withCursor(in: events) { cursor in
-      guard try cursor.move(.last) else { return (0, 0) }
-      return (
-        cursor.key.loadUnaligned(as: UInt64.self), RecordCodec.recordedAtMicroseconds(of: cursor.value) ?? 0
-      )
+  /// The head, its record's recorded-at in microseconds (0 for an empty log) and its chain
+  /// value (``ChainValue/zero`` for an empty log): read from the last record, which the head's
+  /// lookup has in hand.
+  /// - Throws: ``EventStoreError/corruptedRecord(sequence:reason:)`` when the head's record is
+  ///   of record format 1, which carries no chain value: the open's upgrade rewrites every such
+  ///   record before anything is appended, so only a build before format 5 writing beside this
+  ///   one leaves one there.
+  static func headRecord(in txn: Transaction, schema: Schema) throws -> (UInt64, Int64, ChainValue) {
+    try txn.withCursor(in: schema.events) { cursor in
+      guard try cursor.move(.last) else { return (0, 0, .zero) }
+      let head = cursor.key.loadUnaligned(as: UInt64.self)
+      guard let chain = RecordCodec.storedChain(of: cursor.value) else {
+        throw EventStoreError.corruptedRecord(
+          sequence: head,
+          reason: "it is a record of format \(cursor.value.first ?? 0), which carries no chain value: "
+            + "a build before environment format 5 appended it; stop older builds and open the environment again"
+        )
+      }
+      return (head, RecordCodec.recordedAtMicroseconds(of: cursor.value) ?? 0, chain)
     }
   }
 
@@ -257,7 +271,8 @@ struct WriteBatch {
   /// Writes `event` at the next sequence number as version `version` of `stream` (its record and
   /// its stream index entry; not the ID index) and returns it as recorded.
   private mutating func write(
-    _ event: NewEvent, to stream: StreamID, streamKey: [UInt8], version: UInt64
+    _ event: NewEvent, to stream: StreamID, streamKey: [UInt8], version: UInt64,
+    provenance: RecordedEvent.Provenance?? = .none
   ) throws -> RecordedEvent {
     let schema = store.schema
     head += 1
@@ -268,24 +283,38 @@ struct WriteBatch {
       event.recordedAt.map(RecordCodec.microseconds) ?? max(wallClock, clock < .max ? clock + 1 : clock)
     if micros > clock { clock = micros }
     headRecordedAt = micros
+    // An appended event is this device's own; an ingested one says where it came from (or not).
+    let origin: RecordedEvent.Provenance? =
+      switch provenance {
+      case .none: store.deviceID.map { RecordedEvent.Provenance(device: $0, sequence: sequence) }
+      // A device of all zeros or a sequence of 0 (a hostile row) cannot be stored as known.
+      case .some(let given):
+        given.flatMap { $0.device == RecordCodec.unknownDevice || $0.sequence == 0 ? nil : $0 }
+      }
     let fields = RecordCodec.Fields(
-      sequence: sequence, version: version, recordedAtMicroseconds: micros, event: event, stream: stream)
+      sequence: sequence, version: version, recordedAtMicroseconds: micros, event: event, stream: stream,
+      provenance: origin, previousChain: headChain)
+    var chain = headChain
     try withUnsafeBytes(of: sequence) { key in
       try txn.put(
         reservingCount: RecordCodec.encodedSize(fields), forKey: key, in: schema.events, flags: .append
       ) {
-        RecordCodec.encode(fields, into: $0)
+        chain = RecordCodec.encode(fields, into: $0)
       }
     }
+    headChain = chain
     var entry = Schema.streamEntry(version: version, sequence: sequence)
     try streamKey.withUnsafeBytes { k in
       try withUnsafeBytes(of: &entry) { v in try txn.put(v, forKey: k, in: schema.streamEvents) }
     }
     try layouts.record(event, at: sequence, cache: store.layoutCache, database: schema.layouts, in: txn)
-    return RecordedEvent(
+    var recorded = RecordedEvent(
       sequence: sequence, id: event.id, stream: stream, version: version, type: event.type,
       schemaVersion: event.schemaVersion, recordedAt: RecordCodec.date(microseconds: micros),
       metadata: event.metadata, payload: event.payload, payloadEncoding: event.payloadEncoding)
+    recorded.provenance = origin
+    recorded.chain = chain
+    return recorded
   }
 
   /// Adds the ID index entries of events just written.
@@ -344,7 +373,9 @@ struct WriteBatch {
       let version =
         try (versions[item.stream] ?? Self.streamVersion(of: streamKey, in: txn, schema: store.schema)) + 1
       versions[item.stream] = version
-      let recorded = try write(item.event, to: item.stream, streamKey: streamKey, version: version)
+      let recorded = try write(
+        item.event, to: item.stream, streamKey: streamKey, version: version,
+        provenance: .some(item.provenance))
       written[item.event.id] = recorded.sequence
       idEntries.append((item.event.id, recorded.sequence))
       let kept: (kind: EventStore.SkippedEvent.Kind, reason: String)? =

@@ -65,7 +65,7 @@ public struct TableKey: Hashable, Sendable, Comparable, CustomStringConvertible 
 
   /// The bytes in hexadecimal: `0x0011…`.
   public var description: String {
-    "0x" + bytes.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    "0x" + Hex.string(bytes)
   }
 
   /// The 64 bits a ``date(_:)`` part holds, big-endian: the seconds since 1970 as a `Double`'s bits,

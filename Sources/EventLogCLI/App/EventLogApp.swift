@@ -72,8 +72,15 @@ public struct EventLogApp: Sendable {
   /// The app's event types, for JSON rendering and import.
   var eventTypes: EventTypeRegistry { schema.eventTypes }
 
-  /// How stream IDs are shown and read back.
-  var streamNames: AppSchema.StreamNames { schema.streamNames }
+  /// How stream IDs are shown and read back: the schema's spellings, and every UUID in a name
+  /// shown in lower case, as every output writes UUIDs (so that even a build without the app's
+  /// spellings shows a stream as the app's own build does; `export` adds the stored bytes when
+  /// they differ, `"storedStream"`).
+  var streamNames: AppSchema.StreamNames {
+    let names = schema.streamNames
+    return AppSchema.StreamNames(
+      displayed: { UUIDText.lowercased(names.displayed($0)) }, stored: names.stored)
+  }
 
   /// The rules for events that come from elsewhere (imports refuse an event that breaks them).
   var admission: (any EventAdmission)? { schema.admission }

@@ -137,7 +137,8 @@ struct ImportCommand: CLICommand {
       versions[entry.stream] = entry.version
       count += 1
       events.append(
-        EventStore.IngestedEvent(stream: entry.stream, event: entry.event, skipped: entry.skipped))
+        EventStore.IngestedEvent(
+          stream: entry.stream, event: entry.event, skipped: entry.skipped, provenance: entry.provenance))
       if count % 4_096 == 0 { progress.update(completed: UInt64(index + 1), total: UInt64(lines.count)) }
     }
     progress.finish()

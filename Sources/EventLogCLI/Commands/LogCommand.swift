@@ -129,6 +129,12 @@ struct ShowCommand: CLICommand {
     table.append(["correlationId", event.metadata.correlationID?.lowercasedString ?? "-"])
     table.append(["causationId", event.metadata.causationID?.lowercasedString ?? "-"])
     table.append(["origin", event.metadata.origin.isEmpty ? "-" : event.metadata.origin])
+    table.append([
+      "device",
+      event.provenance.map { "\($0.device.lowercasedString) (its seq \($0.sequence))" }
+        ?? "unknown (stored before environment format 5)",
+    ])
+    table.append(["chain", event.chain?.hex ?? "- (stored before environment format 5)"])
     let replica = LocalReplica(store: store)
     if let pulled = try replica.origin(ofLocalSequence: sequence) {
       table.append([

@@ -6,8 +6,11 @@ import Foundation
 struct VerifyCommand: CLICommand {
   static let configuration = CommandConfiguration(
     name: "verify",
-    abstract: "Check every record's checksum, the sequence, stream versions, indexes and projections.",
+    abstract:
+      "Check every record's checksum and hash chain, the sequence, stream versions, indexes and projections.",
     discussion: """
+      Prints the chain head (the last event's sequence and chain value): held elsewhere (the server, an \
+      export's manifest), it pins the whole history before it; see Docs/Audit.md for what each check proves. \
       Exits with status 1 when a problem is found. Events the projections skip (of a type or schema version \
       this build cannot read, or breaking the domain's rules, as pulled from another device) are listed, \
       not counted as problems. What this build cannot check is listed as such, not as damage: another app's \
@@ -18,7 +21,7 @@ struct VerifyCommand: CLICommand {
   @Flag(
     "json",
     help:
-      #"As {"ok", "events", "problems": [{"seq", "problem"}], "skipped": [{"seq", "kind", "reason"}], "unchecked": {"projections": [...], "events": [...]}}."#
+      #"As {"ok", "events", "chain": {"seq", "head"} or null, "unchained", "problems": [{"seq", "problem"}], "skipped": [{"seq", "kind", "reason"}], "unchecked": {"projections": [...], "events": [...]}}."#
   )
   var json: Bool
 
@@ -53,9 +56,14 @@ struct VerifyCommand: CLICommand {
             })
         ),
       ])
+      let chain =
+        report.chainHead.map { head in
+          JSONValue.object([("seq", .uint(head.sequence)), ("head", .string(head.value.hex))])
+        } ?? .null
       context.console.print(
         JSONValue.object([
-          ("ok", .bool(report.isClean)), ("events", .uint(report.events)), ("problems", .array(problems)),
+          ("ok", .bool(report.isClean)), ("events", .uint(report.events)), ("chain", chain),
+          ("unchained", .uint(report.unchainedRecords)), ("problems", .array(problems)),
           ("skipped", .array(skipped)), ("unchecked", unchecked),
         ])
         .rendered())
@@ -70,6 +78,7 @@ struct VerifyCommand: CLICommand {
             + ". Not checked by this build:")
         Self.printUnchecked(report, to: context.console)
       }
+      Self.printChain(report, to: context.console)
       if !report.skipped.isEmpty {
         context.console.print("\(report.skipped.count) event(s) are kept but not projected:")
         var table = Table(["SEQ", "KIND", "REASON"], rightAligned: [0])
@@ -86,6 +95,7 @@ struct VerifyCommand: CLICommand {
         table.append([problem.sequence.map(String.init) ?? "-", UUIDText.lowercased(problem.problem)])
       }
       context.console.print(table.rendered(), terminator: "")
+      Self.printChain(report, to: context.console)
       if !report.isComplete {
         context.console.print("Not checked by this build:")
         Self.printUnchecked(report, to: context.console)
@@ -100,6 +110,18 @@ struct VerifyCommand: CLICommand {
 }
 
 extension VerifyCommand {
+  /// The chain head's line, and a line for records the chain does not cover yet.
+  static func printChain(_ report: EventStore.VerificationReport, to console: Console) {
+    if let head = report.chainHead {
+      console.print("Chain head: event \(head.sequence) \(head.value.hex)")
+    }
+    if report.unchainedRecords > 0 {
+      console.print(
+        "Not chained: \(report.unchainedRecords) record(s) stored before environment format 5 (the first "
+          + "writable open chains them).")
+    }
+  }
+
   /// The lines of what `report` could not check, indented.
   static func printUnchecked(_ report: EventStore.VerificationReport, to console: Console) {
     for projection in report.uncheckedProjections { console.print("  \(projection)") }

@@ -3,7 +3,9 @@ import Foundation
 
 /// The `log --json` / `export` shape of an event, one line each:
 /// `{"seq","id","stream","version","type","schemaVersion","recordedAt","payload","metadata"}`,
-/// `"layout"` on the line of an event whose append recorded a layout revision, and
+/// its provenance `"device"` and `"deviceSeq"` (the device that first recorded it, and its
+/// sequence there) when the record says, `"storedStream"` when the stream is shown otherwise than
+/// it is stored, `"layout"` on the line of an event whose append recorded a layout revision, and
 /// `"skipped": {"kind", "reason"}` on the line of an event the projections skip as invalid or
 /// refused (so that `import` restores it skipped: what a pull kept, a backup keeps).
 ///
@@ -15,7 +17,8 @@ import Foundation
 /// without the types stores the same binary records (`Docs/OnDiskFormat.md`).
 ///
 /// Every UUID is written in lower case: the event's ID, the metadata's, those inside the payload
-/// (``EventTypeRegistry/json(of:)``) and those inside stream names (``AppSchema/StreamNames``).
+/// (``EventTypeRegistry/json(of:)``) and those inside stream names (``AppSchema/StreamNames``),
+/// but for `"storedStream"`, which is a stream's stored bytes as they are.
 enum EventJSON {
   static func line(
     _ event: RecordedEvent, payloads: PayloadTranscoder, streams: AppSchema.StreamNames,
@@ -29,10 +32,11 @@ enum EventJSON {
     skipped: EventStore.SkippedEvent? = nil
   ) -> JSONValue {
     let payload = payloads.json(of: event)
+    let displayedStream = streams.displayed(event.stream)
     var members: [(String, JSONValue)] = [
       ("seq", .uint(event.sequence)),
       ("id", .string(event.id.lowercasedString)),
-      ("stream", .string(streams.displayed(event.stream))),
+      ("stream", .string(displayedStream)),
       ("version", .uint(event.version)),
       ("type", .string(event.type)),
       ("schemaVersion", .uint(UInt64(payload.schemaVersion))),
@@ -47,6 +51,15 @@ enum EventJSON {
         ])
       ),
     ]
+    if let provenance = event.provenance {
+      members.append(("device", .string(provenance.device.lowercasedString)))
+      members.append(("deviceSeq", .uint(provenance.sequence)))
+    }
+    // The stream as stored, when the app shows it otherwise (the example stores a booking's UUID
+    // in upper case): so that a build without the app's stream names imports the very record.
+    if displayedStream != event.stream.rawValue {
+      members.append(("storedStream", .string(event.stream.rawValue)))
+    }
     for layout in payloads.layouts(recordedAt: event.sequence)
     where layout.type == event.type && layout.schemaVersion == event.schemaVersion {
       members.append(("layout", .raw(String(decoding: layout.exportedJSON, as: UTF8.self))))
@@ -103,7 +116,7 @@ enum EventJSON {
     streams: AppSchema.StreamNames
   ) throws -> (
     sequence: UInt64, stream: StreamID, version: UInt64, event: NewEvent,
-    skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)?
+    skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)?, provenance: RecordedEvent.Provenance?
   ) {
     func fail(_ message: String) -> CommandFailure { CommandFailure("line \(number): \(message)") }
     let text = Data(line.utf8)
@@ -132,8 +145,26 @@ enum EventJSON {
     guard let id = UUID(uuidString: try string("id")) else {
       throw fail("field 'id' is not a UUID")
     }
-    let stream = streams.stored(try string("stream"))
+    // The stream as stored when the line says (its exact bytes), else as this build reads the name
+    // shown; the two may differ only in the case of letters (a UUID's).
+    let stream: StreamID
+    if object["storedStream"] != nil {
+      let stored = try string("storedStream")
+      guard stored.lowercased() == (try string("stream")).lowercased() else {
+        throw fail("field 'stream' is not the stream of field 'storedStream' ('\(stored)')")
+      }
+      stream = StreamID(stored)
+    } else {
+      stream = streams.stored(try string("stream"))
+    }
     let type = try string("type")
+    var provenance: RecordedEvent.Provenance?
+    if object["device"] != nil || object["deviceSeq"] != nil {
+      guard let device = UUID(uuidString: try string("device")) else {
+        throw fail("field 'device' is not a UUID")
+      }
+      provenance = RecordedEvent.Provenance(device: device, sequence: try unsigned("deviceSeq"))
+    }
     guard let recordedAt = ISO8601.date(from: try string("recordedAt")) else {
       throw fail("field 'recordedAt' is not an ISO 8601 date")
     }
@@ -172,7 +203,7 @@ enum EventJSON {
       let event = NewEvent(
         id: id, type: type, schemaVersion: schema, payload: [UInt8](data), metadata: metadata,
         recordedAt: recordedAt)
-      return (sequence, stream, version, event, skipped)
+      return (sequence, stream, version, event, skipped, provenance)
     }
     // An export before format 4 has no "schemaVersion": its JSON payloads are of the registered
     // type's current version.
@@ -202,7 +233,7 @@ enum EventJSON {
       let event = try payloads.event(
         id: id, type: type, schemaVersion: schemaVersion, payload: payloadNode, metadata: metadata,
         recordedAt: recordedAt)
-      return (sequence, stream, version, event, skipped)
+      return (sequence, stream, version, event, skipped, provenance)
     } catch let error as PayloadConversionError {
       throw fail("field 'payload' \(error.reason)")
     } catch {

@@ -66,9 +66,11 @@ package enum FuzzCheck {
     }
     // The payload of a record is decoded too, as the store's readers would.
     _ = try? BinaryDecoder().decode(FuzzBooking.self, from: event.payload)
-    // Every record the decoder accepts is canonical: encoding what it read gives its bytes back.
-    // (The recorded-at is re-read from the header: a `Date` holds it to the microsecond only
-    // within about ±285 years of 1970.)
+    // Every record the decoder accepts is canonical: encoding what it read gives its bytes back,
+    // in the format it was read in. (The recorded-at is re-read from the header: a `Date` holds
+    // it to the microsecond only within about ±285 years of 1970. A format-2 record's chain value
+    // depends on the record before it, which a lone record does not have: the bytes before it are
+    // compared, and the value read back must be the one stored.)
     let fields = RecordCodec.Fields(
       sequence: event.sequence, version: event.version,
       recordedAtMicroseconds: Int64(
@@ -76,15 +78,20 @@ package enum FuzzCheck {
       event: NewEvent(
         id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: event.payload,
         payloadEncoding: event.payloadEncoding, metadata: event.metadata),
-      stream: event.stream)
-    let again = RecordCodec.encode(fields)
-    guard again == bytes else {
+      stream: event.stream, provenance: event.provenance, subjects: event.subjects, previousChain: .zero)
+    let legacy = bytes.first == 1
+    let again = legacy ? RecordCodec.encodeLegacy(fields) : RecordCodec.encode(fields)
+    let compared = legacy ? bytes.count : bytes.count - 36
+    guard again.count == bytes.count, again.prefix(compared) == bytes.prefix(compared) else {
       let at =
         zip(again, bytes).enumerated().first { $0.element.0 != $0.element.1 }?.offset
         ?? min(again.count, bytes.count)
       return .broken(
         "RecordCodec.decode accepted record \(sequence), which does not re-encode to its own bytes "
           + "(\(bytes.count) bytes, re-encoded \(again.count); first difference at byte \(at))")
+    }
+    if !legacy, event.chain != ChainValue(bytes: bytes[(bytes.count - 36)..<(bytes.count - 4)]) {
+      return .broken("RecordCodec.decode read record \(sequence)'s chain value wrongly")
     }
     return .decoded
   }

@@ -1,0 +1,55 @@
+import CSodium
+
+/// Authenticated encryption with XChaCha20-Poly1305 (`crypto_aead_xchacha20poly1305_ietf`): a
+/// 32-byte key, a random 24-byte nonce per message (192 bits: safe to draw at random on devices
+/// that never coordinate), associated data that is authenticated but not encrypted.
+public enum XChaCha20Poly1305 {
+  /// A key: 32 bytes.
+  public static let keyLength = 32
+  /// A nonce: 24 bytes.
+  public static let nonceLength = 24
+  /// The authentication tag each ciphertext carries: 16 bytes.
+  public static let tagLength = 16
+
+  /// A new random key.
+  public static func generateKey() -> [UInt8] { SecureRandom.bytes(keyLength) }
+
+  /// Encrypts `plaintext` under `key` with a random nonce.
+  /// - Returns: the nonce, then the ciphertext and its tag (`nonceLength + plaintext.count + tagLength` bytes).
+  public static func seal(_ plaintext: [UInt8], key: [UInt8], associatedData: [UInt8]) -> [UInt8] {
+    precondition(key.count == keyLength, "an XChaCha20-Poly1305 key is 32 bytes")
+    let nonce = SecureRandom.bytes(nonceLength)
+    var sealed = nonce + [UInt8](repeating: 0, count: plaintext.count + tagLength)
+    var length: UInt64 = 0
+    let result = sealed.withUnsafeMutableBufferPointer { out -> Int32 in
+      guard let base = out.baseAddress else { return -1 }
+      return crypto_aead_xchacha20poly1305_ietf_encrypt(
+        base + nonceLength, &length, plaintext, UInt64(plaintext.count), associatedData,
+        UInt64(associatedData.count), nil, nonce, key)
+    }
+    precondition(
+      result == 0 && Int(length) == plaintext.count + tagLength, "XChaCha20-Poly1305 sealing failed")
+    return sealed
+  }
+
+  /// Decrypts what ``seal(_:key:associatedData:)`` made.
+  /// - Returns: the plaintext, or `nil` when the key, the associated data or a byte of `sealed`
+  ///   is not what sealed it.
+  public static func open(_ sealed: [UInt8], key: [UInt8], associatedData: [UInt8]) -> [UInt8]? {
+    guard key.count == keyLength, sealed.count >= nonceLength + tagLength else { return nil }
+    Sodium.ready()
+    let ciphertextLength = sealed.count - nonceLength
+    var plaintext = [UInt8](repeating: 0, count: ciphertextLength - tagLength)
+    var length: UInt64 = 0
+    let result = sealed.withUnsafeBufferPointer { input -> Int32 in
+      guard let base = input.baseAddress else { return -1 }
+      return plaintext.withUnsafeMutableBufferPointer { out in
+        crypto_aead_xchacha20poly1305_ietf_decrypt(
+          out.baseAddress, &length, nil, base + nonceLength, UInt64(ciphertextLength),
+          associatedData, UInt64(associatedData.count), base, key)
+      }
+    }
+    guard result == 0 else { return nil }
+    return Array(plaintext.prefix(Int(length)))
+  }
+}
