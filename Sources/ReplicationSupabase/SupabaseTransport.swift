@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import HTTP
+import Redaction
 import Replication
 
 /// Replication over a Supabase project's HTTPS API: PostgREST's `rpc/` calling the very SQL
@@ -468,12 +469,17 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
   }
 
   /// `text` without the API key or `token`, at most 1,000 characters: what any error keeps of a
-  /// server's or a library's words.
+  /// server's or a library's words. Each is cut whole, each segment of a JWT on its own, and
+  /// every run of 8 or more of its characters (``SecretRedaction``), so a server that quotes a
+  /// token in halves, or only its payload or signature, leaves none of it; secrets shorter than
+  /// 4 characters are no secret worth the damage to the text.
   func redacted(_ text: String, token: String?) -> String {
-    var text = text
-    for secret in [apiKey, token ?? ""] where secret.count >= 4 {
-      text = text.replacingOccurrences(of: secret, with: "[redacted]")
-    }
+    // Long answers are cut first: what the cut leaves of a secret is cut too when it has 8 characters.
+    let bounded =
+      text.unicodeScalars.count > 8_000
+      ? String(String.UnicodeScalarView(text.unicodeScalars.prefix(8_000))) : text
+    let secrets = [apiKey, token ?? ""].filter { $0.count >= 4 }
+    let text = SecretRedaction.redacting(bounded, secrets: secrets, marker: "[redacted]")
     return text.count > 1_000 ? String(text.prefix(1_000)) + "…" : text
   }
 
