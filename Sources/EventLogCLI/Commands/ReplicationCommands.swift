@@ -113,9 +113,11 @@ private struct RemoteCredentials: ArgumentGroup {
     return settings
   }
 
-  /// The first line of `file` (`-`: standard input), trimmed; `nil` when it is empty.
+  /// The first line of `file` (`-`: standard input), trimmed; `nil` when it is empty. A file
+  /// that its group or others can write, or that another user owns, is refused
+  /// (``SecretFile``), every time it is read.
   private static func firstLine(of file: String) throws -> String? {
-    let data = try InputReader.read(file, maximumBytes: 64 << 10)
+    let data = try SecretFile.read(file, flag: "--access-token-file", maximumBytes: 64 << 10)
     let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
     let token = line.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
     return token.isEmpty ? nil : token
