@@ -38,11 +38,11 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
     case .gaveUp(let after, let lastError):
       "gave up after retrying for \(after.formattedSeconds): \(lastError)"
     case .serverBehind(let server, let head, let cursor):
-      "the server \(server) holds \(head) events of this owner, but this device has pulled \(cursor): the server lost events (restored from an older backup?); nothing was pulled"
+      "the server \(server) holds \(head) events of this owner, but this device has pulled \(cursor): the server lost events (restored from an older backup?)"
     case .protocolViolation(let server, let reason):
       "the server \(server) broke the replication protocol: \(reason)"
     case .serverChanged(let server, let reason):
-      "the server \(server) no longer holds what this device replicated: \(reason); nothing was pulled. "
+      "the server \(server) no longer holds what this device replicated: \(reason). "
         + "Run 'eventlog pull --resync' once the server is the one to keep: this device then pushes again what "
         + "the server lacks and pulls again from the start"
     case .diverged(let path, let reason):

@@ -217,6 +217,11 @@ public struct LocalReplica: Sendable {
       sequence: ReplicationState.decode(Array(value[24..<32])))
   }
 
+  /// How many events of the outbox lie after `mark`: local events on replicated streams past it
+  /// that did not come from the server.
+  /// - Complexity: O(events past the mark).
+  public func pendingCount(after mark: UInt64) throws -> Int { try outbox(after: mark).count }
+
   /// The outbox after `mark`: sequences of local events on replicated streams that did not come
   /// from the server.
   func outbox(after mark: UInt64) throws -> [UInt64] {

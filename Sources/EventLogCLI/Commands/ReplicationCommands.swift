@@ -442,7 +442,9 @@ struct PushCommand: CLICommand {
   func run(_ context: CommandContext) async throws {
     try await options.withReplicator(context, .write) { replicator in
       let progress = ProgressReporter("push", console: context.console)
-      let summary = try await replicator.push(progress: progress.report, onRetry: context.retryNotice)
+      let summary = try await ReplicationProgressNote.run(replicator, pushes: true, pulls: false, context) {
+        try await replicator.push(progress: progress.report, onRetry: context.retryNotice)
+      }
       progress.finish()
       context.console.print(options.json ? summary.json.rendered() : summary.text)
     }
@@ -470,13 +472,15 @@ struct PullCommand: CLICommand {
   func run(_ context: CommandContext) async throws {
     // A new device's environment is created, and removed again if the pull fails.
     try await options.withReplicator(context, .create) { replicator in
-      if resync {
-        try await replicator.resync()
-        let push = try await replicator.push(onRetry: context.retryNotice)
-        if !options.json { context.console.print(push.text) }
-      }
+      if resync { try await replicator.resync() }
       let progress = ProgressReporter("pull", console: context.console)
-      let summary = try await replicator.pull(progress: progress.report, onRetry: context.retryNotice)
+      let summary = try await ReplicationProgressNote.run(replicator, pushes: resync, pulls: true, context) {
+        if resync {
+          let push = try await replicator.push(onRetry: context.retryNotice)
+          if !options.json { context.console.print(push.text) }
+        }
+        return try await replicator.pull(progress: progress.report, onRetry: context.retryNotice)
+      }
       progress.finish()
       context.console.print(options.json ? summary.json.rendered() : summary.text)
     }
@@ -519,42 +523,49 @@ struct ReplicateCommand: CLICommand {
     }
     try await options.withReplicator(context, .create, retrying: !watch) { replicator in
       if resync { try await replicator.resync() }
-      let result: WatchRound
-      if watch {
-        // Caught from here on (until then, Ctrl-C ends the command as usual).
-        let stop = StopSignal()
-        defer { stop.restore() }
-        if !json {
-          context.console.print("replicating with \(replicator.transport.server); stop with Ctrl-C")
+      try await ReplicationProgressNote.run(replicator, pushes: true, pulls: true, context) {
+        try await run(replicator, context, json: json)
+      }
+    }
+  }
+
+  /// Replicates once, or live with `--watch`, and prints what it did.
+  private func run(_ replicator: Replicator, _ context: CommandContext, json: Bool) async throws {
+    let result: WatchRound
+    if watch {
+      // Caught from here on (until then, Ctrl-C ends the command as usual).
+      let stop = StopSignal()
+      defer { stop.restore() }
+      if !json {
+        context.console.print("replicating with \(replicator.transport.server); stop with Ctrl-C")
+        context.console.flush()
+      }
+      result = try await replicator.watch(shouldStop: { stop.isStopped }) { event in
+        switch event {
+        case .round(let round)
+        where !json && round.push.pushed + round.push.rejected + round.pull.pulled > 0:
+          context.console.print("\(ISO8601.string(from: Date()))  \(round.push.text)")
+          context.console.print("\(ISO8601.string(from: Date()))  \(round.pull.text)")
           context.console.flush()
-        }
-        result = try await replicator.watch(shouldStop: { stop.isStopped }) { event in
-          switch event {
-          case .round(let round)
-          where !json && round.push.pushed + round.push.rejected + round.pull.pulled > 0:
-            context.console.print("\(ISO8601.string(from: Date()))  \(round.push.text)")
-            context.console.print("\(ISO8601.string(from: Date()))  \(round.pull.text)")
-            context.console.flush()
-          case .retrying(let error, let delay):
-            context.retryNotice(error, delay)
-          default:
-            break
-          }
-        }
-        if !json { context.console.print("stopped") }
-      } else {
-        let push = try await replicator.push(onRetry: context.retryNotice)
-        let pull = try await replicator.pull(onRetry: context.retryNotice)
-        result = WatchRound(push: push, pull: pull)
-        if !json {
-          context.console.print(push.text)
-          context.console.print(pull.text)
+        case .retrying(let error, let delay):
+          context.retryNotice(error, delay)
+        default:
+          break
         }
       }
-      if json {
-        context.console.print(
-          JSONValue.object([("push", result.push.json), ("pull", result.pull.json)]).rendered())
+      if !json { context.console.print("stopped") }
+    } else {
+      let push = try await replicator.push(onRetry: context.retryNotice)
+      let pull = try await replicator.pull(onRetry: context.retryNotice)
+      result = WatchRound(push: push, pull: pull)
+      if !json {
+        context.console.print(push.text)
+        context.console.print(pull.text)
       }
+    }
+    if json {
+      context.console.print(
+        JSONValue.object([("push", result.push.json), ("pull", result.pull.json)]).rendered())
     }
   }
 }
