@@ -48,9 +48,12 @@ let package = Package(
       pkgConfig: "libpq",
       providers: [.apt(["libpq-dev"]), .brew(["libpq"])]
     ),
+    // The one rule that cuts secrets (a password, an API key, a token, in whole or in part) out of
+    // a server's or a library's words before an error keeps them.
+    .target(name: "Redaction"),
     // A small PostgreSQL client over libpq: parameterized statements, copied results, deadlines,
     // reconnection, LISTEN/NOTIFY, PostgresError with SQLSTATE.
-    .target(name: "Postgres", dependencies: ["CLibPQ"]),
+    .target(name: "Postgres", dependencies: ["CLibPQ", "Redaction"]),
     // libsodium's C API from the system library (Debian: libsodium-dev). Only `Sodium` imports it.
     .systemLibrary(
       name: "CSodium",
@@ -74,9 +77,9 @@ let package = Package(
     .target(name: "ReplicationPostgres", dependencies: ["Replication", "Postgres", "EventLog"]),
     // The HTTPS transport of replication: Supabase's API (PostgREST `rpc/`) calling the same SQL
     // functions with the signed-in user's access token, over the libcurl client.
-    .target(name: "ReplicationSupabase", dependencies: ["Replication", "HTTP", "EventLog"]),
+    .target(name: "ReplicationSupabase", dependencies: ["Replication", "HTTP", "EventLog", "Redaction"]),
     // The restaurant-booking domain: models, events, projections, repositories, view models.
-    .target(name: "RestaurantBooking", dependencies: ["EventLog", "HTTP"]),
+    .target(name: "RestaurantBooking", dependencies: ["EventLog", "HTTP", "Redaction"]),
     // The command line of any app's log: argument parsing, the generic commands and the plug-in
     // protocol an app's own commands use, as a library so that tests and apps can call it.
     .target(
@@ -198,6 +201,7 @@ let package = Package(
       name: "HardeningTests",
       dependencies: [
         "EventLog", "Checksum", "RestaurantBooking", "LMDB", "HTTPTestSupport", "TestKit", "FuzzChecks",
+        "Redaction",
       ]),
   ],
   swiftLanguageModes: [.v6]

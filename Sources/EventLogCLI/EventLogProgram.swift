@@ -12,8 +12,9 @@ public enum EventLogProgram {
   /// The built-in groups, after the plug-ins' in the help.
   static let builtInGroups: [CommandGroup] = [
     CommandGroup(
-      name: "remote", abstract: "Set up the replication server and show this device's replication.",
-      commands: [RemoteInitCommand.self, RemoteStatusCommand.self])
+      name: "remote",
+      abstract: "Set up the replication server, show this device's replication, move it to another owner.",
+      commands: [RemoteInitCommand.self, RemoteStatusCommand.self, RemoteReassignCommand.self])
   ]
 
   /// The generic commands, which work on any app's log.

@@ -1,5 +1,6 @@
 import CLibPQ
 import Foundation
+import Redaction
 
 /// Where and how to connect: a libpq connection URI and the client's own timeouts.
 ///
@@ -101,15 +102,13 @@ public struct PostgresConfiguration: Sendable {
       self.passwords)
   }
 
-  /// `text` with the URI's password, if any, replaced by `***`.
+  /// `text` with the URI's password, if any, replaced by `***`: whole, and any part of it long
+  /// enough to help (``SecretRedaction``'s rule: a run of 8 of its characters, or half of a
+  /// password shorter than 16).
   public func redact(_ text: String) -> String { Self.redacting(text, passwords) }
 
   private static func redacting(_ text: String, _ passwords: [String]) -> String {
-    var text = text
-    for password in passwords where !password.isEmpty {
-      text = text.replacingOccurrences(of: password, with: "***")
-    }
-    return text
+    SecretRedaction.redacting(text, secrets: passwords, marker: "***")
   }
 
   /// Whether `host` is this machine: a Unix socket directory, `localhost`, `127.0.0.0/8` or `::1`.

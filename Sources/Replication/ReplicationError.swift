@@ -23,6 +23,11 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
   case serverChanged(server: String, reason: String)
   /// An earlier pull found that the server's log no longer matches this device's.
   case diverged(path: String, reason: String)
+  /// The server takes the credentials in use (an access token, a database role) for another owner
+  /// than the one this device replicates as: nothing is pushed, pulled or marked as that owner.
+  case ownerMismatch(server: String, recorded: String, found: String)
+  /// A reassign named another owner than the one the server takes the credentials in use for.
+  case reassignRefused(server: String, requested: String, found: String)
 
   /// What could not be done and, where there is one, what to do about it.
   public var description: String {
@@ -38,16 +43,24 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
     case .gaveUp(let after, let lastError):
       "gave up after retrying for \(after.formattedSeconds): \(lastError)"
     case .serverBehind(let server, let head, let cursor):
-      "the server \(server) holds \(head) events of this owner, but this device has pulled \(cursor): the server lost events (restored from an older backup?); nothing was pulled"
+      "the server \(server) holds \(head) events of this owner, but this device has pulled \(cursor): the server lost events (restored from an older backup?)"
     case .protocolViolation(let server, let reason):
       "the server \(server) broke the replication protocol: \(reason)"
     case .serverChanged(let server, let reason):
-      "the server \(server) no longer holds what this device replicated: \(reason); nothing was pulled. "
+      "the server \(server) no longer holds what this device replicated: \(reason). "
         + "Run 'eventlog pull --resync' once the server is the one to keep: this device then pushes again what "
         + "the server lacks and pulls again from the start"
     case .diverged(let path, let reason):
       "the event log at '\(path)' stopped replicating because the server's log changed under it (\(reason)): "
         + "run 'eventlog pull --resync' once the server is the one to keep"
+    case .ownerMismatch(let server, let recorded, let found):
+      "this device replicates as \(recorded), but \(server) takes the credentials in use for \(found) "
+        + "(another user's access token, or another role's URL): refusing to push or pull as them. "
+        + "Give \(recorded)'s credentials, or move this device with 'eventlog remote reassign URL --to \(found)' "
+        + "(what it pushed stays with \(recorded))"
+    case .reassignRefused(let server, let requested, let found):
+      "\(server) takes the credentials in use for \(found), not \(requested): nothing was changed; "
+        + "give \(requested)'s credentials to move this device to \(requested)"
     }
   }
 

@@ -13,6 +13,7 @@ import Foundation
 /// | `replication.conflict.` + position (UInt64 BE) | an event the server holds under an ID this log holds with other content: event ID (16 bytes), then the reason |
 /// | `replication.diverged` | why the server's log no longer matches what this device pulled or pushed (UTF-8); push and pull refuse until `--resync` |
 /// | `replication.repush` | set by a resync: the next push sends the whole outbox, whatever mark the server holds |
+/// | `replication.owner` | the owner this device replicates as (UTF-8, as the server names it: `role:<oid>`, `user:<uuid>`), recorded at its first contact; push and pull refuse another until a reassign |
 /// | `replication.pulled.` + sequence (UInt64 BE) | a pulled event: server position (UInt64 LE), origin device (16 bytes), origin sequence (UInt64 LE) |
 /// | `replication.rejected.` + sequence (UInt64 BE) | a local event the server refused: event ID (16 bytes), then the reason (UTF-8) |
 /// | `replication.unstorable.` + position (UInt64 BE) | a server event this log cannot store: event ID (16 bytes), then the reason |
@@ -30,6 +31,7 @@ enum ReplicationState {
   static let conflictPrefix = Array("replication.conflict.".utf8)
   static let divergedKey = Array("replication.diverged".utf8)
   static let repushKey = Array("replication.repush".utf8)
+  static let ownerKey = Array("replication.owner".utf8)
 
   /// The cursor's value: the position, then the event's ID when known.
   static func encodeCursor(_ cursor: PullCursor) -> [UInt8] {
@@ -139,6 +141,8 @@ public struct ReplicationStatus: Sendable, Hashable {
   /// Why the server's log no longer matches this device's (push and pull refuse until a
   /// resync), or `nil`.
   public var diverged: String?
+  /// The owner this device replicates as, or `nil` before its first contact with a server.
+  public var owner: String?
 }
 
 /// What a local log knows of its replication, without a server: the outbox, the marks, where
@@ -170,6 +174,12 @@ public struct LocalReplica: Sendable {
     ReplicationState.decodeCursor(try store.stateValue(forKey: ReplicationState.cursorKey))
   }
 
+  /// The owner this device replicates as (`role:<oid>`, `user:<uuid>`), or `nil` before its
+  /// first contact with a server.
+  public func owner() throws -> String? {
+    try store.stateValue(forKey: ReplicationState.ownerKey).map { String(decoding: $0, as: UTF8.self) }
+  }
+
   /// Why the server's log no longer matches this device's, or `nil`.
   public func diverged() throws -> String? {
     try store.stateValue(forKey: ReplicationState.divergedKey).map { String(decoding: $0, as: UTF8.self) }
@@ -184,7 +194,8 @@ public struct LocalReplica: Sendable {
       device: store.deviceID, pending: try outbox(after: mark).count, pushedThrough: mark,
       cursor: try cursor(),
       unreadable: try store.skippedCount() + unstorable.count, rejected: try rejections(),
-      unstorable: unstorable, conflicts: try notes(ReplicationState.conflictPrefix), diverged: try diverged())
+      unstorable: unstorable, conflicts: try notes(ReplicationState.conflictPrefix), diverged: try diverged(),
+      owner: try owner())
   }
 
   private func notes(_ prefix: [UInt8]) throws -> [ServerEventNote] {
@@ -216,6 +227,11 @@ public struct LocalReplica: Sendable {
       position: ReplicationState.decode(Array(value[0..<8])), device: device,
       sequence: ReplicationState.decode(Array(value[24..<32])))
   }
+
+  /// How many events of the outbox lie after `mark`: local events on replicated streams past it
+  /// that did not come from the server.
+  /// - Complexity: O(events past the mark).
+  public func pendingCount(after mark: UInt64) throws -> Int { try outbox(after: mark).count }
 
   /// The outbox after `mark`: sequences of local events on replicated streams that did not come
   /// from the server.

@@ -99,6 +99,12 @@ public struct ReplicationProgress: Sendable {
 ///   A row that is not a well-formed event, an event on a stream this app does not replicate,
 ///   or one this build cannot store is recorded and passed; an event the domain cannot read is
 ///   stored and skipped by the projections.
+/// - **Owner.** Each push and pull first asks the server which owner it takes the credentials in
+///   use for (``ReplicationTransport/serverInfo()``). The device records that owner at its first
+///   contact and from then on refuses, before anything is sent or marked, to push or pull as
+///   another (``ReplicationError/ownerMismatch(server:recorded:found:)``): a wrong access token
+///   or database role cannot move this device's events into another owner's log, where they
+///   would stay. ``reassign(to:onRetry:)`` moves a device to another owner on purpose.
 /// - **Live** (``watch(shouldStop:report:)``): pushes what commits locally, pulls what the server
 ///   announces (at most once per ``ReplicationOptions/minimumPullInterval``) or, without
 ///   notifications, every ``ReplicationOptions/pollInterval``, and retries through outages until
@@ -222,6 +228,78 @@ public final class Replicator: Sendable {
     }
   }
 
+  /// Checks that the server takes this device's credentials for the owner it replicates as,
+  /// and records that owner at the device's first contact with a server (a device an older build
+  /// replicated, which has marks but no owner, records it at its next contact).
+  /// - Throws: ``ReplicationError/ownerMismatch(server:recorded:found:)``, before anything is sent
+  ///   or marked as another owner; ``ReplicationError/protocolViolation(server:reason:)`` for an
+  ///   owner no server names.
+  private func admit(_ info: ServerInfo) async throws {
+    try checkOwnerName(info.owner)
+    if let recorded = try local.owner() {
+      guard recorded == info.owner else {
+        throw ReplicationError.ownerMismatch(server: transport.server, recorded: recorded, found: info.owner)
+      }
+      return
+    }
+    try await store.updateState([.put(ReplicationState.ownerKey, Array(info.owner.utf8))])
+  }
+
+  /// An owner as a server names it: 1 to 256 bytes, no control characters.
+  private func checkOwnerName(_ owner: String) throws {
+    guard !owner.isEmpty, owner.utf8.count <= 256,
+      !owner.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+    else {
+      throw ReplicationError.protocolViolation(
+        server: transport.server,
+        reason: "server_info named an owner no server names (\(owner.utf8.count) bytes)")
+    }
+  }
+
+  /// Moves this device to `owner`, which must be the owner the server takes the credentials in
+  /// use for: it is recorded as the owner this device replicates as, and what the device knew of
+  /// its old owner's log is forgotten (the pushed mark, the cursor, the acknowledgements a pull
+  /// had yet to see, the rows of that log it did not store or found in conflict, and the record
+  /// that the log changed under it).
+  ///
+  /// The events this device pushed under the old owner stay in that owner's log on the server
+  /// (it is append-only). The next push sends the whole outbox to `owner`: the events the old
+  /// owner's log does not hold are stored; those it holds are refused (`the event ID is taken`)
+  /// and recorded (``ReplicationStatus/rejected``). The next pull brings `owner`'s events from
+  /// the start. Events pulled from the old owner's log stay in this log, and are not pushed.
+  /// - Parameters:
+  ///   - owner: the owner to move to, as the server names it (`remote status` shows it).
+  ///   - onRetry: called before each retry of a transient failure.
+  /// - Returns: the owner the device replicated as before (`nil`: none was recorded), or `owner`
+  ///   when nothing changed.
+  /// - Throws: ``ReplicationError/reassignRefused(server:requested:found:)`` when the server takes
+  ///   the credentials for another owner (nothing changes), a transport or storage error.
+  public func reassign(
+    to owner: String, onRetry: (@Sendable (String, Duration) -> Void)? = nil
+  ) async throws -> String? {
+    try await withDeadline {
+      let info = try await retrying(onRetry: onRetry) { try await transport.serverInfo() }
+      try checkOwnerName(info.owner)
+      guard info.owner == owner else {
+        throw ReplicationError.reassignRefused(server: transport.server, requested: owner, found: info.owner)
+      }
+      let previous = try local.owner()
+      guard previous != owner else { return previous }
+      var changes: [EventStore.StateChange] = [
+        .put(ReplicationState.ownerKey, Array(owner.utf8)), .delete(ReplicationState.pushedKey),
+        .delete(ReplicationState.cursorKey), .delete(ReplicationState.divergedKey),
+        .put(ReplicationState.repushKey, [1]),
+      ]
+      for prefix in [
+        ReplicationState.ackedPrefix, ReplicationState.unstorablePrefix, ReplicationState.conflictPrefix,
+      ] {
+        for entry in try store.stateEntries(withPrefix: prefix) { changes.append(.delete(entry.key)) }
+      }
+      try await store.updateState(changes)
+      return previous
+    }
+  }
+
   private func checkNotDiverged() throws {
     if let reason = try local.diverged() { throw ReplicationError.diverged(path: store.path, reason: reason) }
   }
@@ -257,8 +335,11 @@ public final class Replicator: Sendable {
   ///   - onRetry: called before each retry of a transient failure, with the error and the wait.
   ///   - shouldStop: asked between batches; the batch in flight finishes.
   /// - Throws: a fatal transport error, ``ReplicationError/gaveUp(after:lastError:)``,
-  ///   ``ReplicationError/diverged(path:reason:)``, a local storage error. Nothing is marked
-  ///   pushed that the server did not acknowledge.
+  ///   ``ReplicationError/diverged(path:reason:)``,
+  ///   ``ReplicationError/ownerMismatch(server:recorded:found:)`` (before anything is sent, when
+  ///   the server takes the credentials for another owner than the one this device replicates
+  ///   as), a local storage error. Nothing is marked pushed that the server did not acknowledge;
+  ///   the batches acknowledged before a failure stay marked.
   /// - Returns: how many events the server stored, already held or refused, how many still wait,
   ///   and the last sequence it acknowledged.
   public func push(
@@ -268,6 +349,7 @@ public final class Replicator: Sendable {
   ) async throws -> PushSummary {
     try await withDeadline {
       try checkNotDiverged()
+      try await admit(try await retrying(onRetry: onRetry) { try await transport.serverInfo() })
       guard let device = try await credentials(creating: true) else {
         throw ReplicationError.noDevice(path: store.path)
       }
@@ -293,6 +375,9 @@ public final class Replicator: Sendable {
       var summary = PushSummary()
       let conversion = try PayloadConversion(store: store)
       let total = try local.outbox(after: mark).count
+      // Rejections of events the server now stores or holds are no longer shown (after a resync
+      // or a reassign, the whole outbox goes again).
+      var rejected = Set(try local.rejections().map(\.sequence))
       var done = 0
       while !shouldStop() {
         let (batch, through) = try collect(
@@ -313,7 +398,16 @@ public final class Replicator: Sendable {
               .put(
                 ReplicationState.key(ReplicationState.ackedPrefix, position),
                 ReplicationState.uuidBytes(event.id)))
-          case .alreadyStored: summary.alreadyStored += 1
+            if rejected.remove(event.localSequence) != nil {
+              changes.append(
+                .delete(ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence)))
+            }
+          case .alreadyStored:
+            summary.alreadyStored += 1
+            if rejected.remove(event.localSequence) != nil {
+              changes.append(
+                .delete(ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence)))
+            }
           case .conflict(_, let reason):
             summary.rejected += 1
             summary.conflicts += 1
@@ -427,7 +521,9 @@ public final class Replicator: Sendable {
       try checkNotDiverged()
       var cursor = try local.pullCursor()
       let start = cursor.position
-      let serverHead = try await retrying(onRetry: onRetry) { try await transport.head() }
+      let info = try await retrying(onRetry: onRetry) { try await transport.serverInfo() }
+      try await admit(info)
+      let serverHead = info.head
       if serverHead < cursor.position {
         try await diverge(
           "it holds \(serverHead) events of this owner, but this device has pulled \(cursor.position)")

@@ -51,11 +51,11 @@ public enum SupabaseError: ReplicationTransportError, Sendable, Equatable, Local
       return "the Supabase project URL cannot be used: \(reason)"
     case .notSignedIn(let server):
       return
-        "no user is signed in to \(server): nothing was sent. Sign in and give the session's access token "
+        "no user is signed in to \(server), so the request was not sent. Sign in and give the session's access token "
         + "(the command line reads it from EVENTLOG_ACCESS_TOKEN or --access-token-file FILE)"
     case .signInAgain(let server, let reason):
       return "\(server) refused the user's session (\(reason)): sign in again "
-        + "(a new access token in EVENTLOG_ACCESS_TOKEN or --access-token-file); nothing was marked"
+        + "(a new access token in EVENTLOG_ACCESS_TOKEN or --access-token-file)"
     case .tokenUnavailable(let reason, _):
       return "the access token could not be had: \(reason)"
     case .invalidRequest(let reason):

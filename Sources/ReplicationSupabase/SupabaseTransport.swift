@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import HTTP
+import Redaction
 import Replication
 
 /// Replication over a Supabase project's HTTPS API: PostgREST's `rpc/` calling the very SQL
@@ -16,7 +17,10 @@ import Replication
 ///   `try await supabase.auth.session.accessToken`), asked before every request; after the
 ///   server refuses a token it is asked once more with `refresh: true`, and a second refusal fails
 ///   with ``SupabaseError/signInAgain(server:reason:)``. With no session (the provider gives `nil`)
-///   nothing is sent: the API key is never sent as the bearer.
+///   nothing is sent: the API key is never sent as the bearer. The first `server_info` answer pins
+///   the transport to its owner (``OwnerPin``): every token given after it is checked with
+///   `server_info` before it carries anything else, and one of another owner fails the call with
+///   ``ReplicationError/ownerMismatch(server:recorded:found:)``.
 /// - **Errors** are classified by PostgREST's `code`, the HTTP status only where there is none
 ///   (``SupabaseError``): connection failures, a gateway's 5xx without a JSON error, serialization
 ///   failures (`40001`, `40P01`), timeouts (`57014`, `55P03`) and an exhausted or lost pool
@@ -65,6 +69,8 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
   private let apiKey: String
   private let accessToken: AccessTokenProvider
   let poll = LongPoll()
+  /// The owner this transport's requests go as, once `server_info` said so.
+  let owner = OwnerPin()
 
   /// A transport to the project at `projectURL`; nothing is sent until the first call.
   /// - Parameters:
@@ -122,10 +128,21 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
 
   /// The server's view (`eventlog_api.server_info`): its schema version, the owner it takes the
   /// user for (`user:<auth.uid()>`), and the owner's head.
+  ///
+  /// The first answer also pins the transport to that owner: a token given later (re-read or
+  /// refreshed) is first checked with `server_info`, and one of another owner fails the call
+  /// with ``ReplicationError/ownerMismatch(server:recorded:found:)`` before it carries anything.
   public func serverInfo() async throws -> ServerInfo {
-    let body = try await call("server_info", Array("{}".utf8))
-    let row = try decoded("server_info") { () throws(PostgRESTBody.Malformed) in
-      try PostgRESTBody.onlyRow(body)
+    try Self.info(from: try await call("server_info", Array("{}".utf8)), server: server)
+  }
+
+  /// The server's view from `server_info`'s answer.
+  static func info(from body: Data, server: String) throws -> ServerInfo {
+    let row: PostgRESTBody.Row
+    do {
+      row = try PostgRESTBody.onlyRow(body)
+    } catch {
+      throw ReplicationError.protocolViolation(server: server, reason: "server_info: \(error.reason)")
     }
     guard let version = row["schema_version"]?.text.flatMap(Int.init),
       let clientsFrom = row["clients_from"]?.text.flatMap(Int.init),
@@ -334,6 +351,7 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
   ///   - maximumBodyBytes: the largest answer accepted.
   /// - Returns: the body of a 2xx answer.
   /// - Throws: a ``SupabaseError``, `ReplicationError.serverChanged` (`EL001`, `EL002`),
+  ///   `ReplicationError.ownerMismatch` (a token of another owner than the transport's),
   ///   ``PageTooLarge``, `CancellationError`.
   func call(
     _ function: String, _ body: [UInt8], wait: Duration = .zero, isPush: Bool = false,
@@ -342,41 +360,81 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
     var refresh = false
     while true {
       let token = try await token(refresh: refresh)
-      let request = HTTPRequest(
-        url: project.function(function), method: .post,
-        headers: [
-          HTTPHeader("apikey", apiKey), HTTPHeader("Authorization", "Bearer \(token)"),
-          HTTPHeader("Content-Type", "application/json"), HTTPHeader("Content-Profile", Self.exposedSchema),
-          HTTPHeader("Accept", "application/json"),
-        ],
-        body: Data(body), timeout: ReplicationDeadline.remaining(capped: requestTimeout + wait),
-        maximumBodyBytes: maximumBodyBytes, usesEnvironmentProxy: !project.isLoopback)
-      let response: HTTPResponse
-      do {
-        response = try await HTTPClient.send(request)
-      } catch {
-        switch error {
-        case .cancelled: throw CancellationError()
-        case .bodyTooLarge: throw PageTooLarge()
-        case .timedOut:
-          throw SupabaseError.unreachable(
-            server: server, reason: "no answer to \(function) within \(Self.seconds(request.timeout))")
-        case .transport:
-          throw SupabaseError.unreachable(server: server, reason: redacted(error.description, token: token))
-        case .invalidRequest:
-          throw SupabaseError.invalidRequest(reason: redacted(error.description, token: token))
+      var answer: Answer
+      if function != "server_info" && !owner.admits(token) {
+        // A token other than the one this transport checked (re-read, refreshed): whose it is,
+        // before it carries anything.
+        answer = try await exchange("server_info", Array("{}".utf8), token: token)
+        if case .body(let info) = answer {
+          try owner.admit(token, as: try Self.info(from: info, server: server).owner, server: server)
+          answer = try await exchange(
+            function, body, token: token, wait: wait, isPush: isPush, maximumBodyBytes: maximumBodyBytes)
+        }
+      } else {
+        answer = try await exchange(
+          function, body, token: token, wait: wait, isPush: isPush, maximumBodyBytes: maximumBodyBytes)
+        if function == "server_info", case .body(let info) = answer {
+          try owner.admit(token, as: try Self.info(from: info, server: server).owner, server: server)
         }
       }
-      if (200..<300).contains(response.status) { return response.body }
-      switch classify(response, function: function, isPush: isPush, token: token) {
+      switch answer {
+      case .body(let data):
+        return data
       case .authentication(let reason):
         if refresh { throw SupabaseError.signInAgain(server: server, reason: reason) }
         refresh = true
-      case .serverChanged(let reason):
-        throw ReplicationError.serverChanged(server: server, reason: reason)
-      case .failure(let error):
-        throw error
       }
+    }
+  }
+
+  /// What a request got: a 2xx answer's body, or a refusal of the session.
+  enum Answer {
+    /// The body of a 2xx answer.
+    case body(Data)
+    /// The server refused the session: refresh once, then
+    /// ``SupabaseError/signInAgain(server:reason:)``.
+    case authentication(String)
+  }
+
+  /// `POST rpc/<function>` with `body` and `token`, once.
+  /// - Throws: as ``call(_:_:wait:isPush:maximumBodyBytes:)``, but a refused session is answered.
+  private func exchange(
+    _ function: String, _ body: [UInt8], token: String, wait: Duration = .zero, isPush: Bool = false,
+    maximumBodyBytes: Int = 1 << 20
+  ) async throws -> Answer {
+    let request = HTTPRequest(
+      url: project.function(function), method: .post,
+      headers: [
+        HTTPHeader("apikey", apiKey), HTTPHeader("Authorization", "Bearer \(token)"),
+        HTTPHeader("Content-Type", "application/json"), HTTPHeader("Content-Profile", Self.exposedSchema),
+        HTTPHeader("Accept", "application/json"),
+      ],
+      body: Data(body), timeout: ReplicationDeadline.remaining(capped: requestTimeout + wait),
+      maximumBodyBytes: maximumBodyBytes, usesEnvironmentProxy: !project.isLoopback)
+    let response: HTTPResponse
+    do {
+      response = try await HTTPClient.send(request)
+    } catch {
+      switch error {
+      case .cancelled: throw CancellationError()
+      case .bodyTooLarge: throw PageTooLarge()
+      case .timedOut:
+        throw SupabaseError.unreachable(
+          server: server, reason: "no answer to \(function) within \(Self.seconds(request.timeout))")
+      case .transport:
+        throw SupabaseError.unreachable(server: server, reason: redacted(error.description, token: token))
+      case .invalidRequest:
+        throw SupabaseError.invalidRequest(reason: redacted(error.description, token: token))
+      }
+    }
+    if (200..<300).contains(response.status) { return .body(response.body) }
+    switch classify(response, function: function, isPush: isPush, token: token) {
+    case .authentication(let reason):
+      return .authentication(reason)
+    case .serverChanged(let reason):
+      throw ReplicationError.serverChanged(server: server, reason: reason)
+    case .failure(let error):
+      throw error
     }
   }
 
@@ -468,12 +526,17 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
   }
 
   /// `text` without the API key or `token`, at most 1,000 characters: what any error keeps of a
-  /// server's or a library's words.
+  /// server's or a library's words. Each is cut whole, each segment of a JWT on its own, and
+  /// every run of 8 or more of its characters (``SecretRedaction``), so a server that quotes a
+  /// token in halves, or only its payload or signature, leaves none of it; secrets shorter than
+  /// 4 characters are no secret worth the damage to the text.
   func redacted(_ text: String, token: String?) -> String {
-    var text = text
-    for secret in [apiKey, token ?? ""] where secret.count >= 4 {
-      text = text.replacingOccurrences(of: secret, with: "[redacted]")
-    }
+    // Long answers are cut first: what the cut leaves of a secret is cut too when it has 8 characters.
+    let bounded =
+      text.unicodeScalars.count > 8_000
+      ? String(String.UnicodeScalarView(text.unicodeScalars.prefix(8_000))) : text
+    let secrets = [apiKey, token ?? ""].filter { $0.count >= 4 }
+    let text = SecretRedaction.redacting(bounded, secrets: secrets, marker: "[redacted]")
     return text.count > 1_000 ? String(text.prefix(1_000)) + "…" : text
   }
 

@@ -28,13 +28,13 @@ struct ReplicationBenchmarkTests {
     let outcomes = try await outcomes(.replicatePush)
     let eventlog = try #require(outcomes.first?.1)
     // Every payload in its JSON form, one mark under the device's key naming the last event,
-    // and locally the mark, an acknowledgement per event and the device key.
+    // and locally the mark, an acknowledgement per event, the device key and the owner.
     #expect(
       eventlog.hasPrefix(
         "pushed=\(Self.size) serverEvents=\(Self.size) owned=\(Self.size) binary=0 owners=1 marks=1 "
           + "mark=\(Self.size) markLast=\(Self.size)/"))
     #expect(eventlog.contains(" fingerprint="))
-    #expect(eventlog.contains(" localMark=\(Self.size) stateEntries=\(Self.size + 2) state="))
+    #expect(eventlog.contains(" localMark=\(Self.size) stateEntries=\(Self.size + 3) state="))
     // `owned=` counts each system's rows under its owner key: eventlog-https's is the user's
     // (`user:<auth.uid()>`), which only the API's functions derive, from the access token.
     for (system, outcome) in outcomes { #expect(outcome == eventlog, "\(system.rawValue)") }
@@ -46,9 +46,9 @@ struct ReplicationBenchmarkTests {
     let eventlog = try #require(outcomes.first?.1)
     #expect(eventlog.hasPrefix("pulled=\(Self.size) events=\(Self.size) cursor=\(Self.size) cursorEvent="))
     #expect(eventlog.contains(" restaurants=0 bookings=\(Self.size) fingerprint="))
-    // The cursor, and where each event came from.
+    // The cursor, the owner, and where each event came from.
     #expect(eventlog.contains(" log="))
-    #expect(eventlog.contains(" stateEntries=\(Self.size + 1) state="))
+    #expect(eventlog.contains(" stateEntries=\(Self.size + 2) state="))
     #expect(!eventlog.contains("cursorEvent=-"))
     for (system, outcome) in outcomes { #expect(outcome == eventlog, "\(system.rawValue)") }
   }

@@ -32,6 +32,20 @@ struct CredentialsTests {
     }
   }
 
+  /// Issue 28: only the whole password was cut, so a server's message that quoted it in halves
+  /// (or any long part of it) kept them.
+  @Test func aPasswordQuotedInPartsIsCutFromAnyText() throws {
+    let password = "correct-horse-battery-staple"
+    let configuration = try PostgresConfiguration(
+      url: "postgres://ada:\(password)@localhost/bookings", environment: [:])
+    let message =
+      "FATAL: password \"correct-horse-\" + \"battery-staple\" for ada; also horse-batt, and \(password)"
+    let cut = configuration.redact(message)
+    #expect(cut == "FATAL: password \"***\" + \"***\" for ada; also ***, and ***", "\(cut)")
+    // What is shorter than 8 characters of it, and the rest of the text, stay.
+    #expect(configuration.redact("horse for ada@localhost") == "horse for ada@localhost")
+  }
+
   @Test(
     arguments: [
       ("postgres://ada@db.example.com/bookings", "require"),

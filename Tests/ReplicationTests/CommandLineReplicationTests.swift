@@ -81,8 +81,8 @@ struct CommandLineReplicationTests {
       #expect(status["cursor"] as? Int == 3)
       #expect(
         status.keys.sorted() == [
-          "conflicts", "cursor", "device", "diverged", "pending", "pushedThrough", "rejected", "unreadable",
-          "unstorable",
+          "conflicts", "cursor", "device", "diverged", "owner", "pending", "pushedThrough", "rejected",
+          "unreadable", "unstorable",
         ])
     }
     // The pulled event says where it came from.

@@ -16,8 +16,12 @@ extension SupabaseReplication {
 
     /// A device of its own: `eventlog --db <its environment> arguments…` with `environment`.
     func device(environment: [String: String] = [:]) -> CommandLineDevice {
-      CommandLineDevice(
-        binary: Self.binary, catalog: Self.catalog, label: "cli-api-device", environment: environment)
+      Self.device(label: "cli-api-device", environment: environment)
+    }
+
+    /// A device of its own, its directory named after `label`.
+    static func device(label: String, environment: [String: String] = [:]) -> CommandLineDevice {
+      CommandLineDevice(binary: binary, catalog: catalog, label: label, environment: environment)
     }
 
     @Test func twoDevicesOfAUserThroughTheCommandLine() async throws {

@@ -9,6 +9,7 @@ import ReplicationPostgres
 import ReplicationSupabase
 import RestaurantBooking
 import Synchronization
+import TestKit
 import Testing
 
 extension SupabaseReplication {
@@ -73,7 +74,7 @@ extension SupabaseReplication {
       }
       #expect(
         Set(requests.compactMap(\.function)).isSuperset(of: [
-          "server_info", "device_mark", "push", "head", "pull",
+          "server_info", "device_mark", "push", "pull",
         ]))
     }
 
@@ -138,9 +139,9 @@ extension SupabaseReplication {
       let expired = TestJWT.accessToken(
         subject: user, expiresAt: Date().addingTimeInterval(-120), issuedAt: Date().addingTimeInterval(-3720),
         secret: api.project.jwtSecret)
-      // The mark and two batches go with the first token; then it has expired, and a refresh gives
-      // a new one.
-      let tokens = Tokens(valid, valid, valid, expired, refreshed: api.token(user))
+      // The server's view, the mark and two batches go with the first token; then it has expired,
+      // and a refresh gives a new one (of the same user: checked with server_info before it is used).
+      let tokens = Tokens(valid, valid, valid, valid, expired, refreshed: api.token(user))
       var options = APIDevice.quickOptions
       options.pushBatchSize = 2
       let device = try APIDevice(api, tokens: tokens, options: options)
@@ -429,6 +430,41 @@ extension SupabaseReplication {
         let error = await #expect(throws: SupabaseError.self) { try await call() }
         let text = String(describing: error)
         #expect(text.contains("[redacted]") && !text.contains(token) && !text.contains("key-"), "\(text)")
+      }
+    }
+
+    /// Issue 28: the error was cleaned of the whole token and key only, so a server that quoted
+    /// them in halves, or the token's payload or signature alone, had those printed.
+    @Test("a server quoting the token and the key in parts: no run of 8 of their characters is kept")
+    func secretsQuotedInPartsAreCut() async throws {
+      let token = TestJWT.accessToken(
+        subject: UUID(), expiresAt: Date().addingTimeInterval(600), secret: "a-secret-of-the-test-project")
+      let key = TestJWT.anonKey(secret: "a-secret-of-the-test-project")
+      let segments = token.split(separator: ".").map(String.init)
+      #expect(segments.count == 3)
+      let server = try HostileProject { request in
+        let bearer = String((request.headers["authorization"] ?? "").dropFirst("Bearer ".count))
+        let apikey = request.headers["apikey"] ?? ""
+        let said =
+          "first half \(bearer.prefix(bearer.count / 2)), second half \(bearer.dropFirst(bearer.count / 2)); "
+          + "claims \(bearer.split(separator: ".").dropFirst().first ?? ""); "
+          + "signature \(bearer.split(separator: ".").last ?? ""); key \(apikey.prefix(30))…\(apikey.suffix(30))"
+        let status = request.path.hasSuffix("/head") ? 401 : 500
+        return .json(
+          #"{"code":"\#(status == 500 ? "XX000" : "PGRST301")","message":"\#(said)","details":null,"hint":null}"#,
+          status: status)
+      }
+      let transport = try SupabaseTransport(projectURL: server.url, apiKey: key, accessToken: { _ in token })
+      for call in [{ try await transport.checkSchema() }, { _ = try await transport.head() }]
+        as [@Sendable () async throws -> Void]
+      {
+        let error = await #expect(throws: SupabaseError.self) { try await call() }
+        let text = String(describing: error)
+        #expect(text.contains("first half [redacted]"), "\(text)")
+        for secret in [token, key] {
+          #expect(SecretCheck.longestSharedRun(text, secret) < 8, "\(text)")
+        }
+        for segment in segments { #expect(!text.contains(segment), "\(text)") }
       }
     }
 

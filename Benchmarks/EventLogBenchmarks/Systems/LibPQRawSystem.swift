@@ -87,6 +87,20 @@ enum RawReplicationState {
   static let ackedPrefix = Array("replication.acked.".utf8)
   static let pulledPrefix = Array("replication.pulled.".utf8)
   static let unstorablePrefix = Array("replication.unstorable.".utf8)
+  static let ownerKey = Array("replication.owner".utf8)
+
+  /// Checks that `store` replicates as `owner` and records it at the first contact, as
+  /// `Replicator` does before a push or a pull (which learns the owner from `server_info`; this
+  /// baseline names it).
+  static func admit(_ owner: String, in store: EventStore) async throws {
+    if let recorded = try store.stateValue(forKey: ownerKey) {
+      guard recorded == Array(owner.utf8) else {
+        throw RawPQConnection.Failure(description: "the local log replicates as another owner")
+      }
+      return
+    }
+    try await store.updateState([.put(ownerKey, Array(owner.utf8))])
+  }
 
   static func key(_ prefix: [UInt8], _ number: UInt64) -> [UInt8] {
     prefix + withUnsafeBytes(of: number.bigEndian, Array.init)
@@ -169,6 +183,7 @@ final class RawPusher {
     guard let device = store.deviceID else {
       throw RawPQConnection.Failure(description: "the local log has no device ID")
     }
+    try await RawReplicationState.admit(owner, in: store)
     let key = try await deviceKey()
     // The payloads' JSON form: the store's event types and recorded layouts, as `Replicator`
     // reads them at the start of a push.
@@ -376,6 +391,7 @@ final class RawPuller {
 
   /// Pulls every page; returns the events stored.
   func pull() async throws -> Int {
+    try await RawReplicationState.admit(owner, in: store)
     // As `Replicator` reads it at the start of a pull.
     let conversion = try PayloadConversion(store: store)
     typealias OID = BinaryParameters.OID

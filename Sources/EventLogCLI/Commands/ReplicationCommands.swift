@@ -113,9 +113,11 @@ private struct RemoteCredentials: ArgumentGroup {
     return settings
   }
 
-  /// The first line of `file` (`-`: standard input), trimmed; `nil` when it is empty.
+  /// The first line of `file` (`-`: standard input), trimmed; `nil` when it is empty. A file
+  /// that its group or others can write, or that another user owns, is refused
+  /// (``SecretFile``), every time it is read.
   private static func firstLine(of file: String) throws -> String? {
-    let data = try InputReader.read(file, maximumBytes: 64 << 10)
+    let data = try SecretFile.read(file, flag: "--access-token-file", maximumBytes: 64 << 10)
     let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
     let token = line.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
     return token.isEmpty ? nil : token
@@ -298,9 +300,11 @@ struct RemoteStatusCommand: CLICommand {
     abstract:
       "Show this device's replication: pending events, marks, rejections, conflicts; with a URL, the server's view.",
     discussion: """
-      Without a URL it reads the local log only. With one (or $EVENTLOG_REMOTE when --server is given) it \
-      also asks the server for its schema version, whether 'eventlog remote init' would upgrade it, the owner's \
-      head, and this device's mark there ("server": {…} in --json).
+      Without a URL it reads the local log only, including the owner this device replicates as (recorded at \
+      its first push or pull). With one (or $EVENTLOG_REMOTE when --server is given) it also asks the server \
+      for its schema version, whether 'eventlog remote init' would upgrade it, the owner it takes the \
+      credentials given for, that owner's head, and this device's mark there ("server": {…} in --json); it \
+      says so when that owner is not the one this device replicates as (push and pull then refuse).
       """)
 
   @Argument("URL", help: RemoteURL.help + " Given: the server's view too.", type: RemoteURL.type)
@@ -316,7 +320,7 @@ struct RemoteStatusCommand: CLICommand {
   @Flag(
     "json",
     help:
-      #"As {"device", "pending", "pushedThrough", "cursor", "unreadable", "rejected": [{"seq", "id", "reason"}], "unstorable", "conflicts": [{"position", "id", "reason"}], "diverged", "server"?}."#
+      #"As {"device", "pending", "pushedThrough", "cursor", "unreadable", "rejected": [{"seq", "id", "reason"}], "unstorable", "conflicts": [{"position", "id", "reason"}], "diverged", "owner", "server"?}."#
   )
   var json: Bool
 
@@ -357,7 +361,7 @@ struct RemoteStatusCommand: CLICommand {
         ("pushedThrough", .uint(status.pushedThrough)), ("cursor", .uint(status.cursor)),
         ("unreadable", .int(Int64(status.unreadable))), ("rejected", .array(rejected)),
         ("unstorable", notes(status.unstorable)), ("conflicts", notes(status.conflicts)),
-        ("diverged", .optional(status.diverged)),
+        ("diverged", .optional(status.diverged)), ("owner", .optional(status.owner)),
       ]
       if let serverView {
         fields.append(
@@ -386,6 +390,7 @@ struct RemoteStatusCommand: CLICommand {
     table.append(["kept but not projected", String(status.unreadable)])
     table.append(["rejected by the server", String(status.rejected.count)])
     table.append(["conflicts", String(status.conflicts.count)])
+    table.append(["replicates as", status.owner.map(TerminalText.escaped) ?? "(no server contacted yet)"])
     if let serverView {
       table.append(["server", serverView.server])
       table.append(["server schema version", String(serverView.info.schemaVersion)])
@@ -398,6 +403,13 @@ struct RemoteStatusCommand: CLICommand {
       context.console.print(
         "replication stopped: the server's log changed under this device (\(TerminalText.escaped(diverged))); "
           + "run 'eventlog pull --resync' once the server is the one to keep")
+    }
+    if let serverView, let owner = status.owner, owner != serverView.info.owner {
+      context.console.print(
+        "this device replicates as \(TerminalText.escaped(owner)), but the server takes the credentials given for "
+          + "\(TerminalText.escaped(serverView.info.owner)): push and pull refuse; give \(TerminalText.escaped(owner))'s "
+          + "credentials, or run 'eventlog remote reassign URL --to \(TerminalText.escaped(serverView.info.owner))'"
+      )
     }
     if let serverView, serverView.info.schemaVersion < context.dependencies.latestServerSchema {
       context.console.print(
@@ -425,6 +437,94 @@ struct RemoteStatusCommand: CLICommand {
   }
 }
 
+/// `eventlog remote reassign [URL] --to OWNER`.
+struct RemoteReassignCommand: CLICommand {
+  static let configuration = CommandConfiguration(
+    name: "reassign",
+    abstract: "Move this device to another owner on the server: the one the credentials given now belong to.",
+    discussion: """
+      A device replicates as one owner, recorded at its first push or pull: a database role (role:<oid>) \
+      or a Supabase user (user:<uuid>). Push and pull refuse to work as another owner, so that a wrong \
+      access token or URL cannot move this device's events into someone else's log. This command moves the \
+      device on purpose. OWNER must be the owner the server takes the credentials given now for \
+      ('eventlog remote status URL' shows it); else nothing changes (exit 1).
+
+      It records OWNER, forgets the pushed mark, the cursor and what the device knew of the old owner's log \
+      (acknowledgements, rows not stored, conflicts, a log that changed under it), and pushes the whole outbox \
+      to OWNER. The events the old owner's log does not hold are stored under OWNER. Those it holds stay there \
+      (the server's log is append-only): the server refuses them ('the event ID is taken'), and they are \
+      listed here and in 'eventlog remote status'. Events pulled from the old owner stay in this log and \
+      are not pushed. The next pull brings OWNER's events from the start. A device that already replicates \
+      as OWNER is left as it is. With --json: {"owner", "previousOwner", "changed", "push": {…}, \
+      "refused": [{"seq", "id", "reason"}]}.
+      """)
+
+  private let options = RemoteOptions()
+  @Option(
+    "to", "OWNER",
+    help:
+      "The owner to move to, exactly as 'eventlog remote status URL' shows it (role:<oid> or user:<uuid>).",
+    type: .nonEmpty("an owner such as user:<uuid> or role:<oid>"))
+  var owner: String
+
+  func run(_ context: CommandContext) async throws {
+    try await options.withReplicator(context, .write) { replicator in
+      let previous = try await replicator.reassign(to: owner, onRetry: context.retryNotice)
+      let changed = previous != owner
+      var summary = PushSummary()
+      if changed {
+        let progress = ProgressReporter("push", console: context.console)
+        summary = try await ReplicationProgressNote.run(replicator, pushes: true, pulls: false, context) {
+          try await replicator.push(progress: progress.report, onRetry: context.retryNotice)
+        }
+        progress.finish()
+      }
+      let refused = changed ? try replicator.local.rejections() : []
+      if options.json {
+        context.console.print(
+          JSONValue.object([
+            ("owner", .string(owner)), ("previousOwner", .optional(previous)), ("changed", .bool(changed)),
+            ("push", summary.json),
+            (
+              "refused",
+              .array(
+                refused.map { rejection in
+                  JSONValue.object([
+                    ("seq", .uint(rejection.sequence)), ("id", .optional(rejection.id?.lowercasedString)),
+                    ("reason", .string(UUIDText.lowercased(rejection.reason))),
+                  ])
+                })
+            ),
+          ]).rendered())
+        return
+      }
+      let shownOwner = TerminalText.escaped(owner)
+      guard changed else {
+        context.console.print("this device already replicates as \(shownOwner): nothing changed")
+        return
+      }
+      context.console.print(
+        "this device now replicates as \(shownOwner)"
+          + (previous.map { " (it was \(TerminalText.escaped($0)); what it pushed there stays there)" } ?? "")
+          + "; the next pull brings its events from the start")
+      context.console.print(summary.text)
+      if !refused.isEmpty {
+        context.console.print(
+          "\(refused.count) event(s) were refused: those another owner's log holds stay there "
+            + "('the event ID is taken')")
+        var table = Table(["SEQ", "ID", "REASON"], rightAligned: [0])
+        for rejection in refused {
+          table.append([
+            String(rejection.sequence), rejection.id?.lowercasedString ?? "-",
+            TerminalText.escaped(UUIDText.lowercased(rejection.reason)),
+          ])
+        }
+        context.console.print(table.rendered(), terminator: "")
+      }
+    }
+  }
+}
+
 /// `eventlog push [URL]`.
 struct PushCommand: CLICommand {
   static let configuration = CommandConfiguration(
@@ -440,7 +540,9 @@ struct PushCommand: CLICommand {
   func run(_ context: CommandContext) async throws {
     try await options.withReplicator(context, .write) { replicator in
       let progress = ProgressReporter("push", console: context.console)
-      let summary = try await replicator.push(progress: progress.report, onRetry: context.retryNotice)
+      let summary = try await ReplicationProgressNote.run(replicator, pushes: true, pulls: false, context) {
+        try await replicator.push(progress: progress.report, onRetry: context.retryNotice)
+      }
       progress.finish()
       context.console.print(options.json ? summary.json.rendered() : summary.text)
     }
@@ -468,13 +570,15 @@ struct PullCommand: CLICommand {
   func run(_ context: CommandContext) async throws {
     // A new device's environment is created, and removed again if the pull fails.
     try await options.withReplicator(context, .create) { replicator in
-      if resync {
-        try await replicator.resync()
-        let push = try await replicator.push(onRetry: context.retryNotice)
-        if !options.json { context.console.print(push.text) }
-      }
+      if resync { try await replicator.resync() }
       let progress = ProgressReporter("pull", console: context.console)
-      let summary = try await replicator.pull(progress: progress.report, onRetry: context.retryNotice)
+      let summary = try await ReplicationProgressNote.run(replicator, pushes: resync, pulls: true, context) {
+        if resync {
+          let push = try await replicator.push(onRetry: context.retryNotice)
+          if !options.json { context.console.print(push.text) }
+        }
+        return try await replicator.pull(progress: progress.report, onRetry: context.retryNotice)
+      }
       progress.finish()
       context.console.print(options.json ? summary.json.rendered() : summary.text)
     }
@@ -517,42 +621,49 @@ struct ReplicateCommand: CLICommand {
     }
     try await options.withReplicator(context, .create, retrying: !watch) { replicator in
       if resync { try await replicator.resync() }
-      let result: WatchRound
-      if watch {
-        // Caught from here on (until then, Ctrl-C ends the command as usual).
-        let stop = StopSignal()
-        defer { stop.restore() }
-        if !json {
-          context.console.print("replicating with \(replicator.transport.server); stop with Ctrl-C")
+      try await ReplicationProgressNote.run(replicator, pushes: true, pulls: true, context) {
+        try await run(replicator, context, json: json)
+      }
+    }
+  }
+
+  /// Replicates once, or live with `--watch`, and prints what it did.
+  private func run(_ replicator: Replicator, _ context: CommandContext, json: Bool) async throws {
+    let result: WatchRound
+    if watch {
+      // Caught from here on (until then, Ctrl-C ends the command as usual).
+      let stop = StopSignal()
+      defer { stop.restore() }
+      if !json {
+        context.console.print("replicating with \(replicator.transport.server); stop with Ctrl-C")
+        context.console.flush()
+      }
+      result = try await replicator.watch(shouldStop: { stop.isStopped }) { event in
+        switch event {
+        case .round(let round)
+        where !json && round.push.pushed + round.push.rejected + round.pull.pulled > 0:
+          context.console.print("\(ISO8601.string(from: Date()))  \(round.push.text)")
+          context.console.print("\(ISO8601.string(from: Date()))  \(round.pull.text)")
           context.console.flush()
-        }
-        result = try await replicator.watch(shouldStop: { stop.isStopped }) { event in
-          switch event {
-          case .round(let round)
-          where !json && round.push.pushed + round.push.rejected + round.pull.pulled > 0:
-            context.console.print("\(ISO8601.string(from: Date()))  \(round.push.text)")
-            context.console.print("\(ISO8601.string(from: Date()))  \(round.pull.text)")
-            context.console.flush()
-          case .retrying(let error, let delay):
-            context.retryNotice(error, delay)
-          default:
-            break
-          }
-        }
-        if !json { context.console.print("stopped") }
-      } else {
-        let push = try await replicator.push(onRetry: context.retryNotice)
-        let pull = try await replicator.pull(onRetry: context.retryNotice)
-        result = WatchRound(push: push, pull: pull)
-        if !json {
-          context.console.print(push.text)
-          context.console.print(pull.text)
+        case .retrying(let error, let delay):
+          context.retryNotice(error, delay)
+        default:
+          break
         }
       }
-      if json {
-        context.console.print(
-          JSONValue.object([("push", result.push.json), ("pull", result.pull.json)]).rendered())
+      if !json { context.console.print("stopped") }
+    } else {
+      let push = try await replicator.push(onRetry: context.retryNotice)
+      let pull = try await replicator.pull(onRetry: context.retryNotice)
+      result = WatchRound(push: push, pull: pull)
+      if !json {
+        context.console.print(push.text)
+        context.console.print(pull.text)
       }
+    }
+    if json {
+      context.console.print(
+        JSONValue.object([("push", result.push.json), ("pull", result.pull.json)]).rendered())
     }
   }
 }

@@ -32,6 +32,12 @@ public enum InputReader {
       }
     }
     defer { if name != "-" { try? handle.close() } }
+    return try read(handle, name: name, maximumBytes: maximumBytes)
+  }
+
+  /// Reads `handle`, opened for `name`, to its end.
+  /// - Throws: ``InputError``: larger than `maximumBytes`, or a read that failed.
+  static func read(_ handle: FileHandle, name: String, maximumBytes: Int) throws(InputError) -> Data {
     var data = Data()
     while true {
       let chunk: Data?

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import HTTP
+import Redaction
 
 /// The restaurant catalog from Supabase's PostgREST API, over `HTTPClient` (libcurl).
 ///
@@ -205,9 +206,10 @@ public struct SupabaseRestaurantSource: PagedRestaurantSource, CustomStringConve
     return text.count > 500 ? String(text.prefix(500)) + "…" : text
   }
 
+  /// `text` without the API key: whole, each segment of a JWT-shaped key, and every run of 8 or
+  /// more of its characters (``SecretRedaction``).
   private func redactKey(_ text: String) -> String {
-    guard !apiKey.isEmpty else { return text }
-    return text.replacingOccurrences(of: apiKey, with: "[redacted]")
+    SecretRedaction.redacting(text, secrets: [apiKey], marker: "[redacted]")
   }
 
   /// The sync error for a failed exchange; a cancelled one throws `CancellationError`.
