@@ -19,6 +19,8 @@ let package = Package(
     .executable(name: "eventlog-stress", targets: ["EventLogStress"]),
     .executable(name: "review-device", targets: ["ReviewDevice"]),
     .executable(name: "user-eventlog", targets: ["UserEventLog"]),
+    // Test support: the power-cut shim, loaded with LD_PRELOAD into the processes of a test.
+    .library(name: "EventLogPowerCut", type: .dynamic, targets: ["PowerCutShim"]),
   ],
   targets: [
     // The C API of LMDB, from the system library (Debian: liblmdb-dev). Only `LMDB` imports it.
@@ -139,6 +141,11 @@ let package = Package(
     // child process (and a device's environment driven through the built `eventlog`), the FNV-1a
     // fingerprint, SplitMix64.
     .target(name: "TestKit", path: "Tests/Support/TestKit"),
+    // Test support: the power-cut shim (C, a dynamic library: product EventLogPowerCut), which a
+    // test loads with LD_PRELOAD into `eventlog` to log every write and flush of an environment's
+    // data file and to stop the process at a given record; TestKit's PowerCutLog rebuilds the file
+    // a power cut leaves. No target depends on it: it would replace the C library's calls there.
+    .target(name: "PowerCutShim", path: "Tests/Support/PowerCutShim", linkerSettings: [.linkedLibrary("dl")]),
     // Test support: a loopback HTTP server that answers what a test says, and can misbehave.
     .target(name: "HTTPTestSupport", path: "Tests/Support/HTTPTestSupport"),
     // Test support: a throwaway PostgreSQL server (initdb in a temporary directory, Unix socket).

@@ -88,8 +88,10 @@ public struct ReplicationProgress: Sendable {
 ///   holds other content under its ID) is recorded (``ReplicationStatus/rejected``) and passed,
 ///   so it never blocks the events after it. The server keeps this device's mark under the
 ///   device's secret key, and the mark names the last event it acknowledged: the device trusts
-///   the mark only when its own log holds that event there, and pushes again from the server's
-///   mark when it is lower than its own (a server restored from an older backup).
+///   the mark only when its own log holds that event there, and past that event only as far as
+///   its own mark goes (a log that lost its last commits to a power cut or a restore numbers
+///   new events there); it pushes again from the server's mark when that is lower than its own
+///   (a server restored from an older backup).
 /// - **Pull.** Pages of the owner's server events after the cursor, bounded by count and bytes,
 ///   each stored with ``EventStore/ingest(_:expectingHead:allOrNothing:updatingState:)`` in one
 ///   local transaction that also moves the cursor: a crash leaves the old state or the new. The
@@ -358,7 +360,7 @@ public final class Replicator: Sendable {
       // After a resync, the server's mark is what changed under this device: the whole outbox
       // goes again, and the server acknowledges what it holds.
       let repush = try store.stateValue(forKey: ReplicationState.repushKey) != nil
-      var mark = repush ? 0 : try trustedMark(serverMark)
+      var mark = repush ? 0 : try trustedMark(serverMark, localMark: localMark)
       if mark != localMark || repush {
         var changes: [EventStore.StateChange] = [
           .put(ReplicationState.pushedKey, ReplicationState.encode(mark))
@@ -438,17 +440,26 @@ public final class Replicator: Sendable {
     }
   }
 
-  /// The mark to push after: the server's when this log holds, at the sequence the server names,
-  /// the event it last acknowledged (whether the mark is above this device's own, after a crash
-  /// between the server's commit and the local one, or below it, on a server restored from an
-  /// older backup); else 0, so that the whole outbox goes again and the server acknowledges what
-  /// it holds (a mark under another key, or about another copy of this log).
-  private func trustedMark(_ mark: ServerMark) throws -> UInt64 {
+  /// The mark to push after, from the server's mark and this log's own (`localMark`).
+  ///
+  /// The server's mark names the last event it acknowledged (its local sequence and ID) and the
+  /// sequence its acknowledgement covers (`pushedThrough`: past that event when the push's range
+  /// held pulled events after it). When this log holds that event at that sequence, its history up
+  /// to there is the one the server saw (sequences are never reused within one history, and the ID
+  /// is unique), so every event of the outbox up to it is on the server: the mark is at least that
+  /// sequence, even above this log's own (a crash between the server's commit and the local one).
+  /// Past that event the server can name nothing: a log that lost its last commits (a power cut,
+  /// a restore from an older backup) numbers its new events there, so there the mark goes only as
+  /// far as this log's own record of what the server acknowledged, and no further than the
+  /// server's (a server restored from an older backup: the events it lost go again). When the
+  /// event is not there (a mark under another key, or about another copy of this log), the mark
+  /// is 0: the whole outbox goes again and the server acknowledges what it holds.
+  private func trustedMark(_ mark: ServerMark, localMark: UInt64) throws -> UInt64 {
     guard let sequence = mark.lastSequence, let id = mark.lastID, sequence <= mark.pushedThrough else {
       return 0
     }
     guard try store.event(at: sequence)?.id == id else { return 0 }
-    return mark.pushedThrough
+    return max(sequence, min(mark.pushedThrough, localMark))
   }
 
   /// Pushes `batch` in one server transaction; when the server refuses the batch as a whole

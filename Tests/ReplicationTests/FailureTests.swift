@@ -118,6 +118,59 @@ struct FailureTests {
     #expect(try tablet.replicator.status().diverged == nil)
   }
 
+  /// Finding 6 of issue 28, without the power-cut harness: a phone restored from an older copy
+  /// of its environment (a backup) while the server's mark for it covers a pulled event past its
+  /// last own event. The restored log numbers its next booking at a sequence that mark covers; the
+  /// booking must be pushed (it was skipped for good, with nothing pending, when the device trusted
+  /// the server's mark past the event the mark names).
+  @Test func aDeviceRestoredFromAnOlderCopyPushesWhatItMakesNext() async throws {
+    let fixture = try await ServerFixture()
+    let customer = try fixture.customer()
+    let tablet = try Device(customer)
+    let restaurant = try await tablet.addRestaurant()
+    let tablets = try await tablet.book(restaurant, name: "Tablet")
+    _ = try await tablet.push()
+    let directory = TemporaryDirectory("restored-phone")
+    let dataFile = URL(fileURLWithPath: directory.environment()).appendingPathComponent("data.mdb")
+    var phone = try Device(customer, at: directory)
+    try await phone.addRestaurant(id: restaurant)
+    let first = try await phone.book(restaurant, name: "Phone 1")
+    #expect(try await phone.push().pushed == 1)
+    let second = try await phone.book(restaurant, name: "Phone 2")
+    // The backup: the environment as it is now, closed.
+    await phone.store.close()
+    let backup = try Data(contentsOf: dataFile)
+    phone = try Device(customer, at: directory)
+    // Then the phone pulls the tablet's booking, after its own, and pushes: the server's mark
+    // covers the pulled event, past the last event it names.
+    _ = try await phone.pull()
+    #expect(try await phone.push().pushed == 1)
+    let mark = try await phone.transport.pushedMark(device: try await phone.replicator.deviceCredentials())
+    let named = try #require(mark.lastSequence)
+    #expect(mark.pushedThrough > named, "\(mark)")
+
+    // The phone is restored from the backup, and books.
+    await phone.store.close()
+    try? FileManager.default.removeItem(atPath: directory.environment() + "/lock.mdb")
+    try backup.write(to: dataFile)
+    phone = try Device(customer, at: directory)
+    let third = try await phone.book(restaurant, name: "After the restore")
+    let head = try phone.store.head()
+    #expect(head > named && head <= mark.pushedThrough, "the booking at \(head), the server's mark \(mark)")
+    let summary = try await phone.push()
+    #expect(summary.pushed == 1 && summary.pending == 0, "\(summary)")
+    _ = try await phone.pull()
+    _ = try await tablet.pull()
+    let everyone = Set([tablets.id, first.id, second.id, third.id])
+    for device in [phone, tablet] {
+      #expect(Set(try await device.allBookings().map(\.id)) == everyone)
+      #expect(try device.replicator.status().pending == 0)
+      try device.expectHealthy()
+    }
+    #expect(
+      Set(try serverEventIDs(fixture, owner: customer.role)).isSuperset(of: try phone.outgoing().map(\.id)))
+  }
+
   @Test func aPermanentRejectionIsRecordedAndTheEventsAfterItStillGo() async throws {
     let fixture = try await ServerFixture()
     let alice = try fixture.customer("alice")
