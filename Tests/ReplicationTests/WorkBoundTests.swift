@@ -1,0 +1,144 @@
+import EventLog
+import Foundation
+import Postgres
+import PostgresTestSupport
+import Replication
+import ReplicationPostgres
+import RestaurantBooking
+import TestKit
+import Testing
+
+/// Issue 28: the server's work bounded by what it computes. A co-device's payloads whose JSON
+/// text dwarfs their stored size (`1e131000`: a few bytes as `jsonb`, 131 KB as text) made every
+/// pull of the owner time out, for good; one user's long polls held every connection of the API's
+/// pool. Each test failed on the build before server schema version 4.
+@Suite("Server work bounded by what it computes", .needsPostgres)
+struct WorkBoundTests {
+  func connection(_ url: String) throws -> PostgresConnection {
+    try PostgresConnection(PostgresConfiguration(url: url))
+  }
+
+  /// `push` measures a payload by its text: a number whose text is out of proportion is refused
+  /// before anything renders it, and so is a payload over 4 MiB as text (escapes make a 0.8 MB
+  /// payload 4.8 MB of text); a payload with `Double`'s extremes is stored, with its text's length.
+  @Test func aPayloadIsRefusedAtPushByItsText() async throws {
+    let fixture = try await ServerFixture()
+    let ada = try fixture.customer("ada")
+    let device = try Device(ada)
+    let huge = "[" + Array(repeating: "1e131000", count: 50).joined(separator: ",") + "]"
+    let control = String(repeating: #"\u0001"#, count: 800_000)
+    let payloads = [
+      #"{"n": \#(huge)}"#, #"{"deep": [{"tiny": [1e-16383]}]}"#, #"{"zero": 0e-16383}"#,
+      #"{"text": "\#(control)"}"#,
+      #"{"big": 1.7976931348623157e308, "small": 5e-324, "zero": 0, "s": "é\n"}"#,
+    ]
+    let events = payloads.enumerated().map { index, payload in
+      OutgoingEvent(
+        localSequence: UInt64(index + 1), id: UUID(), stream: RestaurantBookingStreams.booking(UUID()),
+        type: "BookingNote", schemaVersion: 1, payload: Array(payload.utf8),
+        metadata: EventMetadata(origin: "x"),
+        recordedAt: Date())
+    }
+    let outcomes = try await device.transport.push(events, device: .random(), through: 5)
+    #expect(outcomes.count == 5)
+    for (index, outcome) in outcomes.prefix(3).enumerated() {
+      guard case .refused(let reason) = outcome else {
+        Issue.record("payload \(index + 1) was not refused: \(outcome)")
+        continue
+      }
+      #expect(reason.contains("out of proportion"), "\(reason)")
+    }
+    guard case .refused(let reason) = outcomes[3] else {
+      Issue.record("a payload of 4.8 MB of text was not refused: \(outcomes[3])")
+      return
+    }
+    #expect(reason.contains("4 MiB as JSON text"), "\(reason)")
+    guard case .stored(let position) = outcomes[4] else {
+      Issue.record("a payload with a Double's extremes was not stored: \(outcomes[4])")
+      return
+    }
+    let rows = try connection(fixture.server.url(database: fixture.database)).query(
+      "SELECT payload_text_bytes, octet_length(payload::text) AS rendered FROM eventlog.events WHERE id = $1",
+      [.uuid(events[4].id)], purpose: "read the stored length")
+    let (stored, rendered) = (try rows.integer(0, "payload_text_bytes"), try rows.integer(0, "rendered"))
+    #expect(position == 1 && stored == rendered)
+  }
+
+  /// The reviewer's attack, on a server that stored it before version 4: rows whose text runs to
+  /// megabytes each (inserted by the tables' owner, as version 3's push took them), between a
+  /// device's events, with the owner's statements limited to 2 s (Supabase's `authenticated`
+  /// role has 8). Version 3 rendered every row of a page before its budget applied: the pull
+  /// timed out, every time. The upgrade measures the rows without rendering those numbers, and
+  /// every pull, of an old device or a new one, passes them, each recorded by position and ID;
+  /// so is a row of an operator's afterwards, and an old row whose text is over what a device
+  /// takes (8 MiB).
+  @Test func rowsStoredBeforeVersion4WhoseTextIsHugeWedgeNoPull() async throws {
+    let fixture = try await ServerFixture(initialized: false)
+    let owner = try PostgresTransport(url: fixture.ownerURL)
+    defer { owner.close() }
+    _ = try await owner.initializeSchema(
+      migrations: Array(ServerSchema.migrations.prefix(3)),
+      replicatedStreamPrefixes: RestaurantBookingSchema.replicatedStreamPrefixes)
+    let ada = try fixture.customer("ada")
+    try fixture.server.superuser("ALTER ROLE \(ada.role) SET statement_timeout = '2s'")
+    let phone = try Device(ada)
+    let restaurant = try await phone.addRestaurant()
+    let before = try await phone.book(restaurant, name: "Before")
+    #expect(try await phone.push().pushed == 1)
+    // 40 rows of 250 numbers of 131 KB of text each (32 MB a row), then one of 30,000 numbers of
+    // 301 digits (9 MB): the tables' owner inserts them as version 3's push stored them.
+    let ownerSQL = try connection(fixture.ownerURL)
+    try ownerSQL.query(
+      """
+      INSERT INTO eventlog.events (owner, position, id, origin_device, origin_sequence, stream, type,
+        schema_version, payload, metadata, recorded_at)
+      SELECT e.owner, 1 + g, gen_random_uuid(), gen_random_uuid(), g, 'booking-' || gen_random_uuid(),
+        'BookingNote', 1,
+        CASE WHEN g <= 40
+          THEN jsonb_build_object('n', (SELECT jsonb_agg('1e131000'::jsonb) FROM generate_series(1, 250)))
+          ELSE jsonb_build_object('n', (SELECT jsonb_agg('1e300'::jsonb) FROM generate_series(1, 30000))) END,
+        '{"origin": "hostile"}', now()
+      FROM eventlog.events e, generate_series(1, 41) g WHERE e.position = 1
+      """, purpose: "store rows as version 3 did")
+    let after = try await phone.book(restaurant, name: "After")
+    #expect(try await phone.push().pushed == 1)
+    let hostile = try ownerSQL.query(
+      "SELECT position, id FROM eventlog.events WHERE position BETWEEN 2 AND 42 ORDER BY position",
+      purpose: "the hostile rows")
+    let hostileRows = try (0..<hostile.count).map {
+      (try hostile.integer($0, "position", as: UInt64.self), try hostile.uuid($0, "id"))
+    }
+
+    let upgrade = try await owner.initializeSchema()
+    #expect(upgrade.from == 3 && upgrade.to == ServerSchema.latestVersion)
+    // An operator's row afterwards, past the bounds push keeps.
+    try fixture.superuser(
+      """
+      ALTER TABLE eventlog.events DROP CONSTRAINT IF EXISTS events_bounded;
+      INSERT INTO eventlog.events (owner, position, id, origin_device, origin_sequence, stream, type,
+        schema_version, payload, metadata, recorded_at)
+      SELECT owner, 44, gen_random_uuid(), gen_random_uuid(), 1, stream, 'BookingNote', 1,
+        jsonb_build_object('n', (SELECT jsonb_agg('1e131000'::jsonb) FROM generate_series(1, 250))),
+        '{"origin": "operator"}', now()
+      FROM eventlog.events WHERE position = 1
+      """)
+    let operatorRow = try ownerSQL.query(
+      "SELECT id FROM eventlog.events WHERE position = 44", purpose: "the operator's row"
+    ).uuid(0, "id")
+
+    var options = Device.quickOptions
+    options.retryFor = .seconds(10)
+    let tablet = try Device(ada, options: options)
+    try await tablet.addRestaurant(id: restaurant)
+    let pulled = try await tablet.pull()
+    #expect(pulled.pulled == 2 && pulled.unreadable == 42 && pulled.cursor == 44, "\(pulled)")
+    #expect(Set(try await tablet.allBookings().map(\.id)) == [before.id, after.id])
+    let unstorable = try tablet.replicator.status().unstorable
+    #expect(unstorable.map(\.position) == hostileRows.map(\.0) + [44])
+    #expect(unstorable.map(\.id) == hostileRows.map(\.1) + [operatorRow])
+    #expect(unstorable.allSatisfy { $0.reason.contains("without its payload") }, "\(unstorable.first!)")
+    try tablet.expectHealthy()
+    // The phone, which pulled nothing before, passes them too.
+    #expect(try await phone.pull().cursor == 44)
+  }
+}
