@@ -141,4 +141,50 @@ struct WorkBoundTests {
     // The phone, which pulled nothing before, passes them too.
     #expect(try await phone.pull().cursor == 44)
   }
+
+  /// A page the server cannot serve in time is asked for again smaller, down to its one row,
+  /// and a row that cannot be served alone either is recorded by position and passed, for good:
+  /// here an operator's function that never answers for position 3 within the owner's 1 s
+  /// statement timeout (as a server before version 4 did for pages of such rows).
+  @Test func aPageThatTimesOutShrinksToTheRowAndTheRowIsPassed() async throws {
+    let fixture = try await ServerFixture()
+    let ada = try fixture.customer("ada")
+    let phone = try Device(ada)
+    let restaurant = try await phone.addRestaurant()
+    var bookings: [Booking] = []
+    for index in 0..<6 { bookings.append(try await phone.book(restaurant, name: "Guest \(index)")) }
+    #expect(try await phone.push().pushed == 6)
+    try fixture.superuser(
+      """
+      ALTER ROLE \(ada.role) SET statement_timeout = '1s';
+      CREATE OR REPLACE FUNCTION eventlog_api.pull(
+        p_after bigint, p_after_id uuid, p_limit integer, p_max_bytes integer, p_wait_ms integer)
+      RETURNS TABLE (event_position bigint, event_id uuid, origin_device uuid, origin_sequence bigint,
+        stream text, type text, schema_version integer, payload text, correlation_id text, causation_id text,
+        origin text, recorded_at_us bigint)
+      LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
+      BEGIN
+        IF p_after < 3 AND p_after + p_limit >= 3 THEN
+          PERFORM pg_catalog.pg_sleep(30);
+        END IF;
+        RETURN QUERY SELECT * FROM eventlog.pull_events(p_after, p_after_id, p_limit, p_max_bytes, p_wait_ms);
+      END $$;
+      """)
+    var options = Device.quickOptions
+    options.pullPageSize = 8
+    options.retryFor = .seconds(5)
+    let tablet = try Device(ada, options: options)
+    try await tablet.addRestaurant(id: restaurant)
+    let retries = Counter()
+    let pulled = try await tablet.replicator.pull(onRetry: { _, _ in retries.add() })
+    #expect(pulled.pulled == 5 && pulled.unreadable == 1 && pulled.cursor == 6, "\(pulled)")
+    let lost = bookings[2].id
+    #expect(Set(try await tablet.allBookings().map(\.id)) == Set(bookings.map(\.id)).subtracting([lost]))
+    let unstorable = try tablet.replicator.status().unstorable
+    #expect(unstorable.map(\.position) == [3] && unstorable.first?.id == nil, "\(unstorable)")
+    #expect(unstorable.first?.reason.contains("could not serve this row in time") == true)
+    // Pages of 8 and 4, then 3 (after a page of 2), then the row alone three times.
+    #expect(retries.value >= 5, "\(retries.value) retries")
+    try tablet.expectHealthy()
+  }
 }
