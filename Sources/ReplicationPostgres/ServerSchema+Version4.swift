@@ -17,6 +17,12 @@ extension ServerSchema {
   ///   stored before with one keeps no length, and `pull` sends it without its payload (`NULL`),
   ///   so that every device records it by position and ID and passes it. So does a row whose text
   ///   is over the 8 MiB a device takes.
+  /// - **Waits per owner are bounded.** A long poll (`p_wait_ms`) holds its request's
+  ///   transaction, and so a pooled connection of Supabase's API, for up to 10 s: one user's many
+  ///   polls filled the pool and every other user's requests failed. A wait now first takes one of
+  ///   the owner's ``waitSlotsPerOwner`` rows of `eventlog.owner_waits`
+  ///   (`SELECT … FOR UPDATE SKIP LOCKED`, a row lock released when the transaction ends, however
+  ///   it ends); with none free it answers at once, and the device falls back to polling.
   ///
   /// The functions take and return what they did: `clients_from` stays 3.
   static let version4 = #"""
@@ -53,6 +59,37 @@ extension ServerSchema {
     END $$;
     CREATE TRIGGER events_measure_payload BEFORE INSERT ON eventlog.events
       FOR EACH ROW WHEN (NEW.payload_text_bytes IS NULL) EXECUTE FUNCTION eventlog.measure_payload();
+
+    -- The owners' wait slots: a long poll holds one for its transaction.
+    CREATE TABLE eventlog.owner_waits (
+      owner text NOT NULL,
+      slot integer NOT NULL CHECK (slot BETWEEN 1 AND 64),
+      CONSTRAINT owner_waits_pkey PRIMARY KEY (owner, slot)
+    );
+    COMMENT ON TABLE eventlog.owner_waits IS
+      'A few rows per owner: a pull that waits (a long poll) locks one until its transaction ends; with none free it answers at once.';
+    ALTER TABLE eventlog.owner_waits ENABLE ROW LEVEL SECURITY;
+    INSERT INTO eventlog.owner_waits (owner, slot)
+      SELECT o.owner, s FROM eventlog.owners o, pg_catalog.generate_series(1, \#(waitSlotsPerOwner)) s;
+
+    -- Takes one of the owner's wait slots until the transaction ends: true, or false when the
+    -- owner's other waits hold them all. An owner's first wait makes its slots (they count from
+    -- its commit) and answers at once: a wait that made them would hold every later first wait
+    -- of the owner on its uncommitted rows.
+    CREATE FUNCTION eventlog.take_wait_slot(p_owner text) RETURNS boolean
+    LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
+    BEGIN
+      PERFORM 1 FROM eventlog.owner_waits w WHERE w.owner = p_owner LIMIT 1 FOR UPDATE SKIP LOCKED;
+      IF FOUND THEN
+        RETURN true;
+      END IF;
+      IF NOT EXISTS (SELECT 1 FROM eventlog.owner_waits w WHERE w.owner = p_owner) THEN
+        INSERT INTO eventlog.owner_waits (owner, slot)
+          SELECT p_owner, s FROM pg_catalog.generate_series(1, \#(waitSlotsPerOwner)) s
+          ON CONFLICT (owner, slot) DO NOTHING;
+      END IF;
+      RETURN false;
+    END $$;
 
     -- push: version 3's, with the payload measured (and bounded) by its text, and the batch by
     -- its binary size (version 3 rendered the whole batch to text first).
@@ -237,7 +274,8 @@ extension ServerSchema {
       END IF;
     END $$;
 
-    -- pull: the page budgeted by the stored text lengths, only its rows rendered.
+    -- pull: the page budgeted by the stored text lengths, only its rows rendered; a wait holds one
+    -- of the owner's wait slots.
     CREATE OR REPLACE FUNCTION eventlog.pull_events(
       p_after bigint, p_after_id uuid, p_limit integer, p_max_bytes integer, p_wait_ms integer)
     RETURNS TABLE (event_position bigint, event_id uuid, origin_device uuid, origin_sequence bigint,
@@ -252,6 +290,7 @@ extension ServerSchema {
         + greatest(0, least(coalesce(p_wait_ms, 0), 10000)) * interval '1 millisecond';
       v_head bigint;
       v_id uuid;
+      v_waiting boolean := false;
     BEGIN
       IF p_after IS NULL OR p_after < 0 THEN
         RAISE EXCEPTION 'p_after must be 0 or more' USING ERRCODE = 'invalid_parameter_value';
@@ -271,6 +310,12 @@ extension ServerSchema {
           END IF;
         END IF;
         EXIT WHEN v_head > p_after OR pg_catalog.clock_timestamp() >= v_until;
+        -- Waiting holds this request's connection: at most a few waits of an owner at once. With
+        -- the owner's slots taken (its other long polls), the empty page goes now.
+        IF NOT v_waiting THEN
+          v_waiting := eventlog.take_wait_slot(v_owner);
+          EXIT WHEN NOT v_waiting;
+        END IF;
         PERFORM pg_catalog.pg_sleep(0.1);
       END LOOP;
       RETURN QUERY
@@ -302,6 +347,10 @@ extension ServerSchema {
       ORDER BY s.position;
     END $$;
     """#
+
+  /// How many waits (long polls) of one owner the server holds at once; a later one answers at
+  /// once, with what there is.
+  static let waitSlotsPerOwner = 2
 
   /// SQL that is true when the text of the `jsonb` `expression` is in proportion to its stored
   /// size, so that rendering it costs what storing it did: it holds no number of magnitude 1e309

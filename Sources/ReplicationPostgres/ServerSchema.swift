@@ -17,8 +17,8 @@ import Postgres
 ///   through `push` or not, continues the owner's positions without a gap.
 ///
 /// - **Work bounded by what the server computes** (from version 4): a pulled page is budgeted
-///   by the stored length of its payloads' text, and a payload whose text is out of proportion
-///   to it is never rendered.
+///   by the stored length of its payloads' text, a payload whose text is out of proportion to it
+///   is never rendered, and an owner holds at most a few waiting pulls at once.
 ///
 /// The operations are SQL functions (`push`, `pull`, `device_mark`, `head`, `channel`), so that
 /// PostgREST's `rpc/` can call the very code a libpq client calls. None needs a superuser or an

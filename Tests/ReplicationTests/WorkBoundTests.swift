@@ -187,4 +187,70 @@ struct WorkBoundTests {
     #expect(retries.value >= 5, "\(retries.value) retries")
     try tablet.expectHealthy()
   }
+
+  /// A long poll holds its request's transaction: an owner holds at most two at once, a third
+  /// answers at once with what there is, and a wait whose backend dies (killed, or its client
+  /// gone) gives its slot back with its transaction. Another owner's waits are its own.
+  @Test func waitsOfAnOwnerAreBoundedAndFreedWhenTheirBackendDies() async throws {
+    let fixture = try await ServerFixture()
+    let ada = try fixture.customer("ada")
+    let bob = try fixture.customer("bob")
+    let superuser = try connection(fixture.server.url(database: fixture.database))
+    func sleeping(_ role: String) throws -> Int {
+      try superuser.query(
+        "SELECT count(*) AS n FROM pg_stat_activity WHERE usename = $1 AND wait_event = 'PgSleep'",
+        [.text(role)], purpose: "count the waits"
+      ).integer(0, "n", as: Int.self)
+    }
+    func waitUntil(_ what: String, _ condition: () throws -> Bool) async throws {
+      let deadline = ContinuousClock.now + .seconds(30)
+      while try !condition() {
+        guard ContinuousClock.now < deadline else {
+          Issue.record("timed out waiting until \(what)")
+          return
+        }
+        try await Task.sleep(for: .milliseconds(20))
+      }
+    }
+    let start = PullCursor(position: 0, eventID: nil)
+    func longPoll(_ customer: Customer) -> (PostgresTransport, Task<[PulledRow], any Error>)? {
+      guard let transport = try? PostgresTransport(url: customer.url, statementTimeout: .seconds(30)) else {
+        return nil
+      }
+      return (
+        transport,
+        Task { try await transport.pull(after: start, limit: 1, maxBytes: 1_024, wait: .seconds(10)) }
+      )
+    }
+    // An owner's first wait makes its slots and answers at once.
+    for customer in [ada, bob] {
+      let first = try PostgresTransport(url: customer.url)
+      defer { first.close() }
+      #expect(try await first.pull(after: start, limit: 1, maxBytes: 1_024, wait: .seconds(10)).isEmpty)
+    }
+    let waits = [longPoll(ada), longPoll(ada)].compactMap { $0 }
+    defer { waits.forEach { $0.0.close() } }
+    try await waitUntil("two of ada's polls wait") { try sleeping(ada.role) == 2 }
+    let third = try #require(longPoll(ada))
+    defer { third.0.close() }
+    #expect(try await third.1.value.isEmpty)
+    // It answered while both others still wait.
+    #expect(try sleeping(ada.role) == 2)
+    let bobs = try #require(longPoll(bob))
+    defer { bobs.0.close() }
+    try await waitUntil("bob's poll waits") { try sleeping(bob.role) == 1 }
+
+    try superuser.query(
+      "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE usename = $1 AND wait_event = 'PgSleep'",
+      [.text(ada.role)], purpose: "kill ada's waits")
+    for wait in waits { await #expect(throws: (any Error).self) { try await wait.1.value } }
+    // Their slots came back with their transactions: two waits again.
+    let again = [longPoll(ada), longPoll(ada)].compactMap { $0 }
+    defer { again.forEach { $0.0.close() } }
+    try await waitUntil("two of ada's polls wait again") { try sleeping(ada.role) == 2 }
+    try superuser.query(
+      "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE usename IN ($1, $2) AND wait_event = 'PgSleep'",
+      [.text(ada.role), .text(bob.role)], purpose: "end the waits")
+    for wait in again + [bobs] { _ = try? await wait.1.value }
+  }
 }
