@@ -18,7 +18,7 @@ import Postgres
 ///
 /// - **Work bounded by what the server computes** (from version 4): a pulled page is budgeted
 ///   by the stored length of its payloads' text, a payload whose text is out of proportion to it
-///   is never rendered, and an owner holds at most a few waiting pulls at once.
+///   is never rendered, and an owner holds at most two waiting pulls at once.
 ///
 /// The operations are SQL functions (`push`, `pull`, `device_mark`, `head`, `channel`), so that
 /// PostgREST's `rpc/` can call the very code a libpq client calls. None needs a superuser or an

@@ -26,7 +26,7 @@ import Replication
 ///   or schema (`PGRST202`, `PGRST106`, `42883`, `3F000`) is ``SupabaseError/apiMissing(server:reason:)``.
 /// - **Bounds.** Each request ends by ``ReplicationDeadline/remaining(capped:)`` of
 ///   ``requestTimeout``; a response body is capped by what the server may answer (a pulled page:
-///   the byte budget asked for, plus one event of at most 4 MiB, as JSON text escaped in a string).
+///   the byte budget asked for, plus one payload of at most 8 MiB, as JSON text escaped in a string).
 /// - **Live mode.** ``waitForNews(upTo:)`` keeps one long poll open (`eventlog_api.pull` with
 ///   `p_wait_ms` = ``longPollWait``) across the replicator's short waits, and starts another after
 ///   each answer or failure; after an empty answer that came early (the server holds at most two
