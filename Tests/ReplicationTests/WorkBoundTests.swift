@@ -144,7 +144,7 @@ struct WorkBoundTests {
 
   /// A page the server cannot serve in time is asked for again smaller, down to its one row,
   /// and a row that cannot be served alone either is recorded by position and passed, for good:
-  /// here an operator's function that never answers for position 3 within the owner's 1 s
+  /// here an operator's function that never answers for position 3 within the owner's 2 s
   /// statement timeout (as a server before version 4 did for pages of such rows).
   @Test func aPageThatTimesOutShrinksToTheRowAndTheRowIsPassed() async throws {
     let fixture = try await ServerFixture()
@@ -156,7 +156,7 @@ struct WorkBoundTests {
     #expect(try await phone.push().pushed == 6)
     try fixture.superuser(
       """
-      ALTER ROLE \(ada.role) SET statement_timeout = '1s';
+      ALTER ROLE \(ada.role) SET statement_timeout = '2s';
       CREATE OR REPLACE FUNCTION eventlog_api.pull(
         p_after bigint, p_after_id uuid, p_limit integer, p_max_bytes integer, p_wait_ms integer)
       RETURNS TABLE (event_position bigint, event_id uuid, origin_device uuid, origin_sequence bigint,

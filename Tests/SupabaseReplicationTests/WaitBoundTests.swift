@@ -35,10 +35,10 @@ extension SupabaseReplication {
       let start = PullCursor(position: 0, eventID: nil)
       // Bob's first wait makes his slots and answers at once.
       #expect(try await bobs.pull(after: start, limit: 1, maxBytes: 1_024, wait: .milliseconds(500)).isEmpty)
-      // 60 long polls of Bob's own log, as many devices would send them (each within Supabase's
-      // 8 s statement timeout for the authenticated role).
+      // 60 long polls of Bob's own log, as many devices would send them (each well within
+      // Supabase's 8 s statement timeout for the authenticated role).
       let polls = (0..<60).map { _ in
-        Task { try await bobs.pull(after: start, limit: 1, maxBytes: 1_024, wait: .milliseconds(7_500)) }
+        Task { try await bobs.pull(after: start, limit: 1, maxBytes: 1_024, wait: .seconds(6)) }
       }
       try await waitFor("Bob's polls waiting on the server") { try Self.waiting(api) >= 2 }
 
@@ -69,7 +69,7 @@ extension SupabaseReplication {
       _ = try await others.pull(after: start, limit: 1, maxBytes: 1_024, wait: .milliseconds(500))
       // The user's two other devices hold both of the user's waits.
       let held = (0..<2).map { _ in
-        Task { try await others.pull(after: start, limit: 1, maxBytes: 1_024, wait: .milliseconds(7_500)) }
+        Task { try await others.pull(after: start, limit: 1, maxBytes: 1_024, wait: .seconds(6)) }
       }
       try await waitFor("the other devices' polls waiting") { try Self.waiting(api) == 2 }
       api.standIn.clearLog()
