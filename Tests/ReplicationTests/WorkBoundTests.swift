@@ -190,67 +190,63 @@ struct WorkBoundTests {
 
   /// A long poll holds its request's transaction: an owner holds at most two at once, a third
   /// answers at once with what there is, and a wait whose backend dies (killed, or its client
-  /// gone) gives its slot back with its transaction. Another owner's waits are its own.
+  /// gone) gives its slot back with its transaction. Another owner's waits are its own. The
+  /// waits are held in open transactions here, as a poll holds its slot until its transaction
+  /// ends, so that nothing depends on timing; the owner's free slots are counted with `SKIP
+  /// LOCKED` as the function takes them.
   @Test func waitsOfAnOwnerAreBoundedAndFreedWhenTheirBackendDies() async throws {
     let fixture = try await ServerFixture()
     let ada = try fixture.customer("ada")
     let bob = try fixture.customer("bob")
     let superuser = try connection(fixture.server.url(database: fixture.database))
-    func sleeping(_ role: String) throws -> Int {
+    func freeSlots(_ customer: Customer) throws -> Int {
       try superuser.query(
-        "SELECT count(*) AS n FROM pg_stat_activity WHERE usename = $1 AND wait_event = 'PgSleep'",
-        [.text(role)], purpose: "count the waits"
+        """
+        SELECT count(*) AS n FROM (
+          SELECT 1 FROM eventlog.owner_waits
+          WHERE owner = 'role:' || (SELECT oid FROM pg_roles WHERE rolname = $1)::text
+          FOR UPDATE SKIP LOCKED) free
+        """, [.text(customer.role)], purpose: "count the free slots"
       ).integer(0, "n", as: Int.self)
     }
-    func waitUntil(_ what: String, _ condition: () throws -> Bool) async throws {
-      let deadline = ContinuousClock.now + .seconds(30)
-      while try !condition() {
-        guard ContinuousClock.now < deadline else {
-          Issue.record("timed out waiting until \(what)")
-          return
-        }
-        try await Task.sleep(for: .milliseconds(20))
-      }
-    }
-    let start = PullCursor(position: 0, eventID: nil)
-    func longPoll(_ customer: Customer) -> (PostgresTransport, Task<[PulledRow], any Error>)? {
-      guard let transport = try? PostgresTransport(url: customer.url, statementTimeout: .seconds(30)) else {
-        return nil
-      }
-      return (
-        transport,
-        Task { try await transport.pull(after: start, limit: 1, maxBytes: 1_024, wait: .seconds(10)) }
-      )
-    }
-    // An owner's first wait makes its slots and answers at once.
+    let poll = "SELECT count(*) AS n FROM eventlog_api.pull(0, NULL, 1, 1024, $1)"
+    // An owner's first wait makes its slots, and answers at once.
     for customer in [ada, bob] {
-      let first = try PostgresTransport(url: customer.url)
-      defer { first.close() }
-      #expect(try await first.pull(after: start, limit: 1, maxBytes: 1_024, wait: .seconds(10)).isEmpty)
+      try connection(customer.url).query(poll, [.integer(10_000)], purpose: "a first wait")
+      #expect(try freeSlots(customer) == 2)
     }
-    let waits = [longPoll(ada), longPoll(ada)].compactMap { $0 }
-    defer { waits.forEach { $0.0.close() } }
-    try await waitUntil("two of ada's polls wait") { try sleeping(ada.role) == 2 }
-    let third = try #require(longPoll(ada))
-    defer { third.0.close() }
-    #expect(try await third.1.value.isEmpty)
-    // It answered while both others still wait.
-    #expect(try sleeping(ada.role) == 2)
-    let bobs = try #require(longPoll(bob))
-    defer { bobs.0.close() }
-    try await waitUntil("bob's poll waits") { try sleeping(bob.role) == 1 }
+    // Two waits of Ada's, their transactions still open.
+    var holders: [PostgresConnection] = []
+    for index in 0..<2 {
+      let holder = try connection(ada.url)
+      try holder.execute("BEGIN", purpose: "hold a wait")
+      try holder.query(poll, [.integer(100)], purpose: "wait \(index + 1)")
+      holders.append(holder)
+    }
+    #expect(try freeSlots(ada) == 0)
+    // A third answers at once: under a statement timeout of 3 s, a wait of 10 s would fail.
+    let third = try connection(ada.url)
+    try third.execute("SET statement_timeout = '3s'", purpose: "bound the third wait")
+    let answered = try third.query(poll, [.integer(10_000)], purpose: "a third wait")
+    #expect(try answered.integer(0, "n") == 0)
+    // Bob's waits are his own.
+    let bobs = try connection(bob.url)
+    try bobs.execute("BEGIN", purpose: "hold bob's wait")
+    try bobs.query(poll, [.integer(100)], purpose: "bob's wait")
+    #expect(try freeSlots(bob) == 1)
+    try bobs.execute("COMMIT", purpose: "end bob's wait")
 
-    try superuser.query(
-      "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE usename = $1 AND wait_event = 'PgSleep'",
-      [.text(ada.role)], purpose: "kill ada's waits")
-    for wait in waits { await #expect(throws: (any Error).self) { try await wait.1.value } }
-    // Their slots came back with their transactions: two waits again.
-    let again = [longPoll(ada), longPoll(ada)].compactMap { $0 }
-    defer { again.forEach { $0.0.close() } }
-    try await waitUntil("two of ada's polls wait again") { try sleeping(ada.role) == 2 }
-    try superuser.query(
-      "SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE usename IN ($1, $2) AND wait_event = 'PgSleep'",
-      [.text(ada.role), .text(bob.role)], purpose: "end the waits")
-    for wait in again + [bobs] { _ = try? await wait.1.value }
+    // A killed backend's transaction ends, and its slot with it; so does a committed one's.
+    let pid = try holders[0].query("SELECT pg_backend_pid() AS pid", purpose: "the holder's backend")
+      .integer(0, "pid")
+    try superuser.query("SELECT pg_terminate_backend($1)", [.integer(pid)], purpose: "kill a waiter")
+    var freed = 0
+    for _ in 0..<250 where freed < 1 {
+      freed = try freeSlots(ada)
+      if freed < 1 { try await Task.sleep(for: .milliseconds(20)) }
+    }
+    #expect(freed == 1)
+    try holders[1].execute("COMMIT", purpose: "end the second wait")
+    #expect(try freeSlots(ada) == 2 && freeSlots(bob) == 2)
   }
 }
