@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import PostgRESTTestSupport
+import Postgres
 import Replication
 import ReplicationSupabase
 import Testing
@@ -67,11 +68,16 @@ extension SupabaseReplication {
       let others = try api.transport(Tokens(api.token(user)), requestTimeout: .seconds(30))
       let start = PullCursor(position: 0, eventID: nil)
       _ = try await others.pull(after: start, limit: 1, maxBytes: 1_024, wait: .milliseconds(500))
-      // The user's two other devices hold both of the user's waits.
-      let held = (0..<2).map { _ in
-        Task { try await others.pull(after: start, limit: 1, maxBytes: 1_024, wait: .seconds(6)) }
-      }
-      try await waitFor("the other devices' polls waiting") { try Self.waiting(api) == 2 }
+      // The user's two other devices hold both of the user's waits: their slots stay locked until
+      // their transactions end, as here.
+      let holder = try PostgresConnection(
+        PostgresConfiguration(url: api.project.server.url(database: api.project.database)))
+      defer { holder.close() }
+      try holder.execute("BEGIN", purpose: "hold the user's waits")
+      let held = try holder.query(
+        "SELECT slot FROM eventlog.owner_waits WHERE owner = $1 FOR UPDATE",
+        [.text("user:\(user.lowercasedString)")], purpose: "lock the user's wait slots")
+      #expect(held.count == 2)
       api.standIn.clearLog()
       // This device's long poll waits 2 s; the replicator asks every quarter of a second.
       let device = try api.transport(Tokens(api.token(user)), longPollWait: .seconds(2))
@@ -85,7 +91,7 @@ extension SupabaseReplication {
       let polls = api.standIn.requests.filter { $0.function == "pull" }
       // At most one poll per 2 s wait (and one more at the edge), not one per quarter second.
       #expect(polls.count <= 3, "\(polls.count) polls in 3 s")
-      for poll in held { _ = try? await poll.value }
+      try holder.execute("COMMIT", purpose: "let the waits go")
     }
   }
 }
