@@ -16,7 +16,7 @@ import Foundation
 /// | `replication.owner` | the owner this device replicates as (UTF-8, as the server names it: `role:<oid>`, `user:<uuid>`), recorded at its first contact; push and pull refuse another until a reassign |
 /// | `replication.pulled.` + sequence (UInt64 BE) | a pulled event: server position (UInt64 LE), origin device (16 bytes), origin sequence (UInt64 LE) |
 /// | `replication.rejected.` + sequence (UInt64 BE) | a local event the server refused: event ID (16 bytes), then the reason (UTF-8) |
-/// | `replication.unstorable.` + position (UInt64 BE) | a server event this log cannot store: event ID (16 bytes), then the reason |
+/// | `replication.unstorable.` + position (UInt64 BE) | a server event this log cannot store (or the server cannot serve): event ID (16 bytes, zeros when not known), then the reason |
 ///
 /// The cursor and the pulled events' entries are written in the transaction that stores the
 /// page; the pushed mark and rejections after the server's transaction committed.

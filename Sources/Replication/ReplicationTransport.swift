@@ -72,6 +72,16 @@ public enum TransportFailureKind: Sendable, Hashable {
 public protocol ReplicationTransportError: Error, CustomStringConvertible {
   /// What the error says about trying again.
   var failureKind: TransportFailureKind { get }
+
+  /// Whether the server gave up on the request for taking too long (a statement timeout, a
+  /// gateway's timeout): asking for less (a smaller page) may succeed where the same request
+  /// would not. `false` unless a transport says so.
+  var isTimeout: Bool { get }
+}
+
+extension ReplicationTransportError {
+  /// `false`: the error says nothing of the request's cost.
+  public var isTimeout: Bool { false }
 }
 
 /// The deadline of the replication command in flight, which transports bound their calls by: a

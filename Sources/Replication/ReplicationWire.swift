@@ -132,9 +132,14 @@ public enum ReplicationWire {
     guard let schemaVersion = fields.schemaVersion.flatMap(UInt16.init) else {
       return malformed("the row's schema version is not 0 to 65535")
     }
-    guard let payload = fields.payload, payload.first == UInt8(ascii: "{"),
-      payload.count <= maximumPayloadBytes
-    else {
+    guard let payload = fields.payload else {
+      // A server of schema version 4 or later sends no payload it will not render: one whose JSON
+      // text is over what a device takes, or out of proportion to it (a number like 1e131000).
+      return malformed(
+        "the server sent the row without its payload: its JSON text is over \(maximumPayloadBytes) bytes, "
+          + "or holds a number whose text is out of proportion to it")
+    }
+    guard payload.first == UInt8(ascii: "{"), payload.count <= maximumPayloadBytes else {
       return malformed("the row's payload is not a JSON object of at most \(maximumPayloadBytes) bytes")
     }
     guard let microseconds = fields.recordedAtMicroseconds.flatMap(Int64.init),

@@ -555,20 +555,27 @@ public final class Replicator: Sendable {
       // hides behind the local durable commit. Positions are gap-free, so the next page starts
       // after this page's last row whatever the local commit does; a page fetched but never
       // stored (an error, a stop) changes nothing.
-      var prefetched: Task<[PulledRow], any Error>?
+      var prefetched: Task<PulledPage, any Error>?
       defer { prefetched?.cancel() }
+      var limit = pageSize
       while !shouldStop() {
         let page: [PulledRow]
+        let asked: Int
         do {
+          let fetched: PulledPage
           if let next = prefetched {
             prefetched = nil
-            page = try await next.value
+            fetched = try await next.value
           } else {
-            page = try await fetch(after: cursor, onRetry: onRetry)
+            fetched = try await fetch(after: cursor, limit: limit, head: serverHead, onRetry: onRetry)
           }
+          (page, asked) = (fetched.rows, fetched.limit)
         } catch ReplicationError.serverChanged(_, let reason) {
           try await diverge(reason)
         }
+        // A page the server could not serve in time was asked again smaller: the next one grows
+        // back by half again as much, up to the page size.
+        limit = min(pageSize, asked + max(1, asked / 2))
         guard let last = page.last else {
           if serverHead > cursor.position {
             throw ReplicationError.protocolViolation(
@@ -579,8 +586,10 @@ public final class Replicator: Sendable {
           break
         }
         let next = PullCursor(position: last.position, eventID: last.id)
-        if page.count == pageSize || last.position < serverHead {
-          prefetched = Task { try await self.fetch(after: next, onRetry: onRetry) }
+        if page.count == asked || last.position < serverHead {
+          prefetched = Task { [limit] in
+            try await self.fetch(after: next, limit: limit, head: serverHead, onRetry: onRetry)
+          }
         }
         let outcome = try await storePage(
           page, after: cursor, acked: acked, conversion: conversion, summary: &summary)
@@ -591,22 +600,61 @@ public final class Replicator: Sendable {
           ReplicationProgress(
             phase: "pull", completed: Int(cursor.position - start),
             total: Int(max(serverHead, cursor.position) - start)))
-        if page.count < pageSize && cursor.position >= serverHead { break }
+        if page.count < asked && cursor.position >= serverHead { break }
       }
       summary.cursor = cursor.position
       return summary
     }
   }
 
-  /// One page after `cursor`, retried.
+  /// A pulled page and the number of rows it was asked for.
+  struct PulledPage: Sendable {
+    var rows: [PulledRow]
+    var limit: Int
+  }
+
+  /// How many times a one-row page may time out before its row is passed.
+  static let singleRowTimeouts = 3
+
+  /// One page of at most `limit` rows after `cursor`, retried, from a server whose head was
+  /// `head` when the pull began.
+  ///
+  /// A page the server gives up on for taking too long (``ReplicationTransportError/isTimeout``:
+  /// rows whose text costs far more than they take stored, on a server before schema version 4,
+  /// which renders a page's whole range) is asked again with half the rows, down to one. A
+  /// single row that times out ``singleRowTimeouts`` times can never be served: it comes back as
+  /// ``PulledRow/malformed(position:id:reason:)``, which the pull records and passes, instead of
+  /// asking for it for ever (only below `head`: past it there is no row to pass). Each smaller
+  /// request, and each try of the one row, is progress for the deadline (at most log₂ of the
+  /// page size of them, then the tries), so that a one-shot pull gets down to the row before its
+  /// budget runs out.
   private func fetch(
-    after cursor: PullCursor, onRetry: (@Sendable (String, Duration) -> Void)?
-  ) async throws
-    -> [PulledRow]
-  {
-    let rows = try await retrying(onRetry: onRetry) {
-      try await transport.pull(
-        after: cursor, limit: max(1, options.pullPageSize), maxBytes: options.pullPageBytes, wait: .zero)
+    after cursor: PullCursor, limit: Int, head: UInt64, onRetry: (@Sendable (String, Duration) -> Void)?
+  ) async throws -> PulledPage {
+    var limit = max(1, limit)
+    var timeouts = 0
+    let rows = try await retrying(onRetry: onRetry) { () async throws -> [PulledRow] in
+      do {
+        return try await transport.pull(
+          after: cursor, limit: limit, maxBytes: options.pullPageBytes, wait: .zero)
+      } catch let error as any ReplicationTransportError
+        where error.isTimeout && (limit > 1 || cursor.position < head)
+      {
+        ReplicationDeadline.current?.progressed()
+        if limit > 1 {
+          limit = max(1, limit / 2)
+          throw error
+        }
+        timeouts += 1
+        guard timeouts >= Self.singleRowTimeouts else { throw error }
+        return [
+          .malformed(
+            position: cursor.position + 1, id: nil,
+            reason:
+              "the server could not serve this row in time, asked for alone \(timeouts) times (the last: "
+              + "\(error.description)); its event ID is not known")
+        ]
+      }
     }
     var previous = cursor.position
     for row in rows {
@@ -617,7 +665,7 @@ public final class Replicator: Sendable {
       }
       previous = row.position
     }
-    return rows
+    return PulledPage(rows: rows, limit: limit)
   }
 
   /// Stores one page with the cursor after it.

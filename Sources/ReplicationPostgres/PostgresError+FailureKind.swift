@@ -17,4 +17,8 @@ extension PostgresError: ReplicationTransportError {
     }
     return .fatal
   }
+
+  /// Whether the statement ran out of time: the server cancelled it (`57014`: its
+  /// `statement_timeout`) or this client did, at the statement's deadline (``PostgresError/Kind/timeout``).
+  public var isTimeout: Bool { sqlState == "57014" || kind == .timeout }
 }

@@ -16,6 +16,10 @@ import Postgres
 ///   push of the owner waits for this one to commit; a statement trigger checks that every insert,
 ///   through `push` or not, continues the owner's positions without a gap.
 ///
+/// - **Work bounded by what the server computes** (from version 4): a pulled page is budgeted
+///   by the stored length of its payloads' text, a payload whose text is out of proportion to it
+///   is never rendered, and an owner holds at most two waiting pulls at once.
+///
 /// The operations are SQL functions (`push`, `pull`, `device_mark`, `head`, `channel`), so that
 /// PostgREST's `rpc/` can call the very code a libpq client calls. None needs a superuser or an
 /// extension.
@@ -35,7 +39,7 @@ public enum ServerSchema {
   /// changes what a function takes or returns also raises `eventlog.schema_info.clients_from`
   /// (from version 2), the oldest client schema that may still use the server; one that changes
   /// only how the functions work keeps it, so older clients go on working with an upgraded server.
-  public static let migrations: [String] = [version1, version2, version3]
+  public static let migrations: [String] = [version1, version2, version3, version4]
 
   /// The expression every function and policy uses for the owner of the rows: the connecting
   /// role. (On Supabase, replace it with `auth.uid()::text` in `eventlog.current_owner()` and

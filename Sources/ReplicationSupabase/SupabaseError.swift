@@ -44,6 +44,14 @@ public enum SupabaseError: ReplicationTransportError, Sendable, Equatable, Local
     }
   }
 
+  /// Whether the server gave up on the request for taking too long: PostgreSQL's statement
+  /// timeout (`57014`, Supabase's `authenticated` role allows 8 s), or a gateway's 504 without a
+  /// PostgREST code (an exhausted pool, `PGRST003`, is not: the request never ran).
+  public var isTimeout: Bool {
+    guard case .server(_, _, let status, let code, _, _) = self else { return false }
+    return code == "57014" || (code == nil && status == 504)
+  }
+
   /// What failed and, where there is one, what to do about it.
   public var description: String {
     switch self {

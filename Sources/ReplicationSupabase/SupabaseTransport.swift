@@ -30,10 +30,11 @@ import Replication
 ///   or schema (`PGRST202`, `PGRST106`, `42883`, `3F000`) is ``SupabaseError/apiMissing(server:reason:)``.
 /// - **Bounds.** Each request ends by ``ReplicationDeadline/remaining(capped:)`` of
 ///   ``requestTimeout``; a response body is capped by what the server may answer (a pulled page:
-///   the byte budget asked for, plus one event of at most 4 MiB, as JSON text escaped in a string).
+///   the byte budget asked for, plus one payload of at most 8 MiB, as JSON text escaped in a string).
 /// - **Live mode.** ``waitForNews(upTo:)`` keeps one long poll open (`eventlog_api.pull` with
 ///   `p_wait_ms` = ``longPollWait``) across the replicator's short waits, and starts another after
-///   each answer or failure.
+///   each answer or failure; after an empty answer that came early (the server holds at most two
+///   waits of an owner at once, from schema version 4), not before the wait would have ended.
 /// - **Secrets.** The API key and the tokens live in memory only: they are sent in headers, never
 ///   in a URL, an error, a description or the environment; server text is cut free of both before
 ///   any error keeps it.
@@ -316,8 +317,15 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
       let position: UInt64
       if let after { position = after } else { position = try await head() }
       do {
+        let started = ContinuousClock.now
         let rows = try await pullRows(
           after: PullCursor(position: position, eventID: nil), limit: 1, maxBytes: 1_024, wait: longPollWait)
+        // Nothing, well before the wait was up: the server holds as many waits of this owner as
+        // it allows (the user's other devices' long polls), or this was the owner's first. Poll
+        // no faster than a long poll would have: the rest of the wait passes here (the
+        // replicator's poll interval goes on meanwhile).
+        let left = longPollWait - (ContinuousClock.now - started)
+        if rows.isEmpty && left > longPollWait / 2 { try await Task.sleep(for: left) }
         return !rows.isEmpty
       } catch is ReplicationError {
         // The server's log changed under the device, or its answer broke the protocol: a round

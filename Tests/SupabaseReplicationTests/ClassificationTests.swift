@@ -163,6 +163,33 @@ struct ClassificationTests {
     }
   }
 
+  /// A pull that times out is asked again smaller: a statement timeout and a gateway's timeout
+  /// say so; an exhausted pool (the request never ran), a lock timeout and a 502 do not.
+  @Test func aTimeoutIsToldApartFromOtherTransientFailures() async throws {
+    let answer = Mutex<(Int, String)>((200, ""))
+    let server = try LoopbackHTTPServer(maximumConnections: 100, recordsRequests: false) { _ in
+      let (status, body) = answer.withLock { $0 }
+      return .respond(status: status, headers: [("Content-Type", "application/json")], body: Array(body.utf8))
+    }
+    defer { server.stop() }
+    let transport = try SupabaseTransport(projectURL: server.baseURL, apiKey: "key") { _ in "token" }
+    for (status, body, timeout) in [
+      (500, Self.error("57014", "canceling statement due to statement timeout"), true),
+      (504, "upstream timed out", true),
+      (504, Self.error("PGRST003", "Timed out acquiring connection from connection pool."), false),
+      (500, Self.error("55P03", "canceling statement due to lock timeout"), false),
+      (502, Self.gateway502, false),
+    ] {
+      answer.withLock { $0 = (status, body) }
+      let error = await #expect(throws: SupabaseError.self) {
+        _ = try await transport.pull(
+          after: PullCursor(position: 0, eventID: nil), limit: 10, maxBytes: 1_024, wait: .zero)
+      }
+      #expect(error?.failureKind == .transient, "\(status) \(body)")
+      #expect(error?.isTimeout == timeout, "\(status) \(body)")
+    }
+  }
+
   @Test func aServerThatCannotBeReachedIsTransient() async throws {
     // A port nobody listens on: a server that was stopped.
     let server = try LoopbackHTTPServer { _ in .closeWithoutAnswer }

@@ -1,6 +1,7 @@
 import Foundation
 import PostgRESTTestSupport
 import PostgresTestSupport
+import ReplicationPostgres
 import TestKit
 import Testing
 
@@ -62,7 +63,9 @@ extension SupabaseReplication {
       let status = try phone.json("remote", "status", url, "--json")
       let server = try #require(status["server"] as? [String: Any], "\(status)")
       #expect(server["owner"] as? String == "user:\(alice.uuidString.lowercased())", "\(server)")
-      #expect(server["schemaVersion"] as? Int == 3 && server["upgradeAvailable"] as? Bool == false)
+      #expect(
+        server["schemaVersion"] as? Int == ServerSchema.latestVersion
+          && server["upgradeAvailable"] as? Bool == false)
       #expect(server["head"] as? Int == 3 && server["server"] as? String == url, "\(server)")
       #expect(status["pending"] as? Int == 0 && status["cursor"] as? Int == 3)
       for device in [phone, tablet] {

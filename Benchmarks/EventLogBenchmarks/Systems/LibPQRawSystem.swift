@@ -23,9 +23,10 @@ import RestaurantBooking
 ///   streams, not pulled) in batches of ``ReplicationOptions/pushBatchSize`` (500); each batch's
 ///   payloads are converted to JSON, then one server transaction: the owner's row locked (the
 ///   owner's turn, as `eventlog.push_events` takes it) with its last position, one multi-row
-///   `INSERT` of `jsonb` payloads and metadata at the positions after it, the upsert of the
-///   device's mark in `eventlog.device_marks` (keyed by the SHA-256 of the device's key, naming
-///   the batch's last event); then locally, in one durable commit, the pushed mark and an
+///   `INSERT` of `jsonb` payloads (each with the length of its text, which the table holds from
+///   server schema version 4, as `push` measures it) and metadata at the positions after it, the
+///   upsert of the device's mark in `eventlog.device_marks` (keyed by the SHA-256 of the device's
+///   key, naming the batch's last event); then locally, in one durable commit, the pushed mark and an
 ///   acknowledgement per stored event, as `Replicator` writes them.
 /// - Pull: `SELECT`s pages of ``ReplicationOptions/pullPageSize`` (1000) of the owner's events
 ///   after the cursor, converts each `jsonb` payload back to its binary form, and stores the page
@@ -141,7 +142,8 @@ final class RawPusher {
   }
 
   private static let columns =
-    "owner, position, id, origin_device, origin_sequence, stream, type, schema_version, payload, metadata, recorded_at"
+    "owner, position, id, origin_device, origin_sequence, stream, type, schema_version, payload, metadata, "
+    + "recorded_at, payload_text_bytes"
   /// The types of one row's parameters (the owner, `$1`, is shared by every row).
   private static let rowTypes: [UInt32] = {
     typealias OID = BinaryParameters.OID
@@ -156,8 +158,10 @@ final class RawPusher {
     let name = "insert\(rows)"
     guard !prepared.contains(rows) else { return name }
     let width = Self.rowTypes.count
+    // The payload is the row's eighth parameter; its text's length is rendered from it.
     let values = (0..<rows).map { row in
-      "($1," + (1...width).map { "$\(1 + row * width + $0)" }.joined(separator: ",") + ")"
+      "($1," + (1...width).map { "$\(1 + row * width + $0)" }.joined(separator: ",")
+        + ",pg_catalog.octet_length($\(1 + row * width + 8)::text))"
     }
     try connection.prepare(
       name, "INSERT INTO eventlog.events (\(Self.columns)) VALUES " + values.joined(separator: ","),
