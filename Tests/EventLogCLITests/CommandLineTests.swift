@@ -179,7 +179,7 @@ struct CommandLineTests {
         "id", "restaurantId", "restaurantName", "date", "partySize", "customerName", "notes", "createdAt",
       ])
     #expect(booking["restaurantName"] as? String == "Pasta Palace")
-    #expect(booking["date"] as? String == "2099-12-24T19:30:00Z")
+    #expect(booking["date"] as? String == "2099-12-24T19:30:00.000000Z")
     #expect(booking["partySize"] as? Int == 4)
     #expect(booking["notes"] is NSNull)
     let listed = try #require(try json(try cli("bookings", "list", "--json")) as? [[String: Any]])

@@ -13,8 +13,8 @@ import Testing
 struct FormatUpgradeTests {
   /// `bookings list --json` of the fixture as the format-3 build printed it.
   static let bookings =
-    #"[{"id":"01a23331-4c43-75fb-9dda-8468a2c21572","restaurantId":"af4d7aea-48ba-56ee-847e-47038fbcab4c","restaurantName":"Bangkok Bites","date":"2026-12-24T19:30:00Z","partySize":4,"customerName":"Ada","notes":"window seat","createdAt":"2026-12-01T19:59:58.531419Z"},"#
-    + #"{"id":"01a23331-4d67-72a9-97d1-ffa071c33f95","restaurantId":"af4d7aea-48ba-56ee-847e-47038fbcab4c","restaurantName":"Bangkok Bites","date":"2027-03-01T08:00:00Z","partySize":3,"customerName":"Linus","notes":null,"createdAt":"2026-12-01T19:59:58.823202Z"}]"#
+    #"[{"id":"01a23331-4c43-75fb-9dda-8468a2c21572","restaurantId":"af4d7aea-48ba-56ee-847e-47038fbcab4c","restaurantName":"Bangkok Bites","date":"2026-12-24T19:30:00.000000Z","partySize":4,"customerName":"Ada","notes":"window seat","createdAt":"2026-12-01T19:59:58.531419Z"},"#
+    + #"{"id":"01a23331-4d67-72a9-97d1-ffa071c33f95","restaurantId":"af4d7aea-48ba-56ee-847e-47038fbcab4c","restaurantName":"Bangkok Bites","date":"2027-03-01T08:00:00.000000Z","partySize":3,"customerName":"Linus","notes":null,"createdAt":"2026-12-01T19:59:58.823202Z"}]"#
 
   /// A copy of the fixture in a new directory (mode 0700, the file 0600, as the store wants).
   static func fixture(in directory: TemporaryDirectory) throws -> String {

@@ -50,7 +50,7 @@ struct PayloadJSONTests {
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     encoder.dateEncodingStrategy = .custom { date, encoder in
       var container = encoder.singleValueContainer()
-      try container.encode(ISO8601.string(from: date))
+      try container.encode(try #require(ISO8601.exactString(from: date)))
     }
     var plain = Self.sample
     plain.ratio = 0.5

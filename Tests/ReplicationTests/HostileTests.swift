@@ -206,10 +206,10 @@ struct HostileTests {
       #expect(locked?.sqlState == "42501", "\(table)")
       try blocker.execute("ROLLBACK TO SAVEPOINT attempt", purpose: "after the attempt")
     }
-    let started = ContinuousClock.now
+    // Bob holds his transaction until after the push: a push that waited for his locks would end in
+    // lock_timeout (10 s) on every attempt until its 30 s deadline, and throw, since he never lets
+    // go before it returns. So the push returning is the proof (no clock: it is not a speed test).
     #expect(try await phone.push().pushed == 1)
-    // A wait for Bob's locks would last until he lets go (ten seconds of lock_timeout at least).
-    #expect(ContinuousClock.now - started < .seconds(8))
     try blocker.execute("ROLLBACK", purpose: "let go")
   }
 

@@ -87,7 +87,7 @@ struct RestaurantSyncTests {
     try expectProjectionsMatchReplay(store)
   }
 
-  @Test("1% of 100,000 rows changed gives exactly those events, quickly")
+  @Test("1% of 100,000 rows changed gives exactly those events")
   func largeSnapshot() async throws {
     let dir = TemporaryDirectory()
     let store = try makeStore(dir)
@@ -122,12 +122,9 @@ struct RestaurantSyncTests {
     let head = try store.head()
     let repository = EventSourcedRestaurantRepository(
       store: store, source: FileRestaurantSource(path: secondPath))
-    let clock = ContinuousClock()
-    let start = clock.now
+    // How fast is the benchmark's question (sync.diff), not a test's.
     let summary = try await repository.refresh()
-    let elapsed = clock.now - start
     #expect(summary == RefreshSummary(added: 200, updated: 800, removed: 200, unchanged: 99_000))
-    #expect(elapsed < .seconds(10), "the 1% sync took \(elapsed)")
     let events = try store.events(from: head + 1)
     #expect(events.count == 1_201)
     #expect(

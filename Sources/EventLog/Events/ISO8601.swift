@@ -3,12 +3,13 @@ import Foundation
 /// ISO 8601 dates in UTC with fractional seconds (`2026-11-30T12:00:00.123456Z`), and parsing of
 /// the same with or without fractions.
 ///
-/// Two ways to write a date: ``string(from:)`` to the microsecond, for times the log keeps to the
-/// microsecond (an event's recorded-at) and for display; ``exactString(from:)`` with as many
+/// Two ways to write a date: ``string(from:)`` to the microsecond, six digits always, for times the
+/// log keeps to the microsecond (an event's recorded-at) and for display; ``exactString(from:)`` with as many
 /// fraction digits as the date's `Double` needs, for dates inside payloads, which must come back
 /// bit for bit. ``date(from:)`` reads both exactly.
 package enum ISO8601 {
-  /// Formats `date` in UTC with microseconds, dropping trailing zero fractions.
+  /// Formats `date` in UTC with six fraction digits, always (`2026-12-24T19:30:00.000000Z`): every
+  /// time the tool prints has the same width, so that sorting the text sorts the times.
   ///
   /// Computed from the seconds since 1970 (the inverse of the parser's day count), not through
   /// `Calendar`, which each call had to create with its time zone (export writes one per event).
@@ -22,11 +23,7 @@ package enum ISO8601 {
     func pad(_ value: Int, _ width: Int) -> String { String(value).leftPadded(to: width) }
     var text =
       "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
-    if micros != 0 {
-      var fraction = String(micros).leftPadded(to: 6)
-      while fraction.hasSuffix("0") { fraction.removeLast() }
-      text += "." + fraction
-    }
+    text += "." + String(micros).leftPadded(to: 6)
     return text + "Z"
   }
 
