@@ -83,6 +83,16 @@ public final class Cursor {
     try key.withUnsafeBytes { try seek($0, exact: exact) }
   }
 
+  /// How many values the key at the cursor has, in a sorted-duplicates database
+  /// (`mdb_cursor_count`).
+  /// - Complexity: O(1).
+  public func duplicateCount() throws(LMDBError) -> Int {
+    precondition(isLive, "an LMDB cursor was used after its closure returned")
+    var count = 0
+    try check(mdb_cursor_count(handle, &count), "mdb_cursor_count", context: database.description)
+    return count
+  }
+
   /// The key at the cursor: valid until the cursor moves or the transaction ends.
   public var key: UnsafeRawBufferPointer {
     UnsafeRawBufferPointer(start: currentKey.mv_data, count: currentKey.mv_size)

@@ -213,6 +213,7 @@ struct ChainTests {
             stream: event.stream, provenance: nil, previousChain: .zero))
       })
     try raw.setFormat(4)
+    try raw.removeAuditIndexes()
     return device ?? id
   }
 }
@@ -319,6 +320,17 @@ struct RawLog {
     try environment.write { txn in
       try txn.put(
         withUnsafeBytes(of: format.littleEndian, Array.init), forKey: Array("format".utf8), in: meta)
+    }
+  }
+
+  /// Removes what format 5 added beside the records (the audit indexes and their note).
+  func removeAuditIndexes() throws {
+    let databases = try ["by_time", "by_device", "type_counts"].map { name in
+      try environment.openDatabase(name, flags: name == "by_device" ? [.duplicateSort, .duplicateFixed] : [])
+    }
+    try environment.write { txn in
+      for database in databases { try txn.removeAll(in: database) }
+      _ = try txn.delete(forKey: Array("audit-indexes".utf8), in: meta)
     }
   }
 

@@ -35,6 +35,16 @@ struct Schema: Sendable {
   /// `layouts`: each event type's payload layout per schema version and revision
   /// (``LayoutDatabase``). `nil` as ``skipped`` (then no layout is recorded).
   let layouts: Database?
+  /// `by_time` (format 5): recorded-at then sequence (``timeKey(microseconds:sequence:)``, 16
+  /// bytes) → empty: the log in time order. `nil` as ``skipped``.
+  let byTime: Database?
+  /// `by_device` (format 5, `MDB_DUPSORT | MDB_DUPFIXED`): an origin device (16 UUID bytes) → the
+  /// sequences (UInt64 big-endian) of its events, for every event whose provenance is known.
+  /// `nil` as ``skipped``.
+  let byDevice: Database?
+  /// `type_counts` (format 5): a type name (UTF-8) → how many events of the type the log holds
+  /// (UInt64 little-endian). `nil` as ``skipped``.
+  let typeCounts: Database?
 
   /// The `meta` key of the environment's device ID (16 UUID bytes).
   static let deviceKey = Array("device".utf8)
@@ -53,6 +63,30 @@ struct Schema: Sendable {
     skipped = try Self.optional { try environment.openDatabase("skipped", flags: [.create, .integerKeys]) }
     state = try Self.optional { try environment.openDatabase("state") }
     layouts = try Self.optional { try environment.openDatabase("layouts") }
+    byTime = try Self.optional { try environment.openDatabase("by_time") }
+    byDevice = try Self.optional {
+      try environment.openDatabase("by_device", flags: [.create, .duplicateSort, .duplicateFixed])
+    }
+    typeCounts = try Self.optional { try environment.openDatabase("type_counts") }
+  }
+
+  /// The `meta` key that says the audit indexes (``byTime``, ``byDevice``, ``typeCounts``) hold
+  /// every event: UInt64 little-endian, the last sequence indexed, `UInt64.max` once complete.
+  static let auditIndexesKey = Array("audit-indexes".utf8)
+
+  /// The key of an event in ``byTime``: its recorded-at (microseconds since 1970, big-endian with
+  /// the sign bit flipped, so that keys sort as the times do), then its sequence (big-endian).
+  static func timeKey(microseconds: Int64, sequence: UInt64) -> (UInt64, UInt64) {
+    ((UInt64(bitPattern: microseconds) ^ 0x8000_0000_0000_0000).bigEndian, sequence.bigEndian)
+  }
+
+  /// The recorded-at and the sequence of a ``byTime`` key.
+  static func parseTimeKey(_ bytes: UnsafeRawBufferPointer) -> (microseconds: Int64, sequence: UInt64) {
+    let time =
+      UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self)) ^ 0x8000_0000_0000_0000
+    return (
+      Int64(bitPattern: time), UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+    )
   }
 
   /// A database that an older build did not create: absent (`nil`) when a read-only open finds

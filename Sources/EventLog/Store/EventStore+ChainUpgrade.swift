@@ -58,6 +58,9 @@ extension EventStore {
         bytes.count == 8
           ? bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } : nil
       } ?? 0
+    // The audit indexes of a log before format 5 say nothing of the rewritten records' origins:
+    // built afresh after the rewrite (``buildAuditIndexes(environment:schema:chunk:transactions:)``).
+    if rewritten == 0 { _ = try txn.delete(forKey: Schema.auditIndexesKey, in: schema.meta) }
     // The chain continues from the last record rewritten (or from zero).
     var previous = ChainValue.zero
     if rewritten > 0 {

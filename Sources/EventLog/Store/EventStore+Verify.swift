@@ -176,6 +176,9 @@ extension EventStore {
     var previousChain = ChainValue.zero
     var chainHead: VerificationReport.ChainHead?
     var unchained: UInt64 = 0
+    // What the audit indexes must hold.
+    var typeTotals: [String: UInt64] = [:]
+    var withProvenance = 0
     let chunk = max(1, options.replayChunkSize)
     var done = false
     while !done {
@@ -219,6 +222,8 @@ extension EventStore {
               }
               do {
                 let event = try RecordCodec.decode(cursor.value, sequence: sequence)
+                typeTotals[event.type, default: 0] += 1
+                if event.provenance != nil { withProvenance += 1 }
                 let previous = streamVersions[event.stream.rawValue] ?? 0
                 if event.version != previous + 1 && !damaged {
                   report(
@@ -272,6 +277,10 @@ extension EventStore {
       report(nil, "the log holds \(count) events but its head is \(head)")
     }
     try verifyIndexes(head: head, streamVersions: streamVersions, damaged: damaged, report: report)
+    if !damaged && count == head {
+      try verifyAuditIndexes(
+        head: head, typeTotals: typeTotals, withProvenance: withProvenance, report: report)
+    }
     let uncheckedProjections = try verifyProjections(damaged: damaged, report: report)
     return VerificationReport(
       events: count, problems: problems, skipped: skipped, uncheckedProjections: uncheckedProjections,
@@ -374,6 +383,77 @@ extension EventStore {
           report(nil, "the stream index has \(indexed) entries for \(current) events")
         }
       }
+    }
+  }
+
+  /// Checks the audit indexes against the log through `head`: every time-index entry names an
+  /// event recorded at its time, every device-index entry an event of that origin, one entry of
+  /// each per event (of known origin), and the counts per type (appends may go on meanwhile:
+  /// entries past `head` are not counted).
+  private func verifyAuditIndexes(
+    head: UInt64, typeTotals: [String: UInt64], withProvenance: Int, report: (UInt64?, String) -> Void
+  ) throws {
+    guard try hasAuditIndexes, let byTime = schema.byTime, let byDevice = schema.byDevice else { return }
+    try storage {
+      try environment.read { txn in
+        func record(_ sequence: UInt64) throws -> RecordedEvent? {
+          try withUnsafeBytes(of: sequence) { key in
+            try txn.withValue(forKey: key, in: schema.events) {
+              try RecordCodec.decode($0, sequence: sequence)
+            }
+          }
+        }
+        var timed = 0
+        try txn.withCursor(in: byTime) { cursor in
+          var found = try cursor.move(.first)
+          while found {
+            let (micros, sequence) = Schema.parseTimeKey(cursor.key)
+            if sequence <= head {
+              timed += 1
+              let event = try record(sequence)
+              if event.map({ RecordCodec.microseconds($0.recordedAt) }) != micros {
+                report(
+                  sequence,
+                  "the time index lists it at \(ISO8601.string(from: RecordCodec.date(microseconds: micros))), "
+                    + (event.map { "but it was recorded at \(ISO8601.string(from: $0.recordedAt))" }
+                      ?? "but the log does not hold it"))
+              }
+            }
+            found = try cursor.move(.next)
+          }
+        }
+        if timed != Int(head) { report(nil, "the time index has \(timed) entries for \(head) events") }
+        var devices = 0
+        try txn.withCursor(in: byDevice) { cursor in
+          var found = try cursor.move(.first)
+          while found {
+            let device = UUID(uuid: cursor.key.loadUnaligned(as: uuid_t.self))
+            let sequence = UInt64(bigEndian: cursor.value.loadUnaligned(as: UInt64.self))
+            if sequence <= head {
+              devices += 1
+              if try record(sequence)?.provenance?.device != device {
+                report(
+                  sequence,
+                  "the device index lists it as device \(device.lowercasedString)'s, which its record does not say"
+                )
+              }
+            }
+            found = try cursor.move(.next)
+          }
+        }
+        if devices != withProvenance {
+          report(nil, "the device index has \(devices) entries for \(withProvenance) events of known origin")
+        }
+      }
+    }
+    // Appends since the pass began count too: compare only when the log did not grow.
+    guard try self.head() == head else { return }
+    let counted = try eventCountsByType()
+    for (type, total) in typeTotals where counted[type] != total {
+      report(nil, "the type counts say \(counted[type] ?? 0) '\(type)' events; the log holds \(total)")
+    }
+    for (type, stored) in counted where typeTotals[type] == nil && stored > 0 {
+      report(nil, "the type counts say \(stored) '\(type)' events; the log holds none")
     }
   }
 

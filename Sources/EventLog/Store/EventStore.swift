@@ -174,6 +174,9 @@ public final class EventStore: Sendable {
       try Self.chainLegacyRecords(environment: environment, schema: schema, device: deviceID)
     }
     if !options.readOnly {
+      try Self.buildAuditIndexes(environment: environment, schema: schema)
+    }
+    if !options.readOnly {
       // A skipped event the admission now reads is folded in by a rebuild; one a projection then
       // refuses stays skipped, as invalid, instead of failing every open.
       var refused: [UInt64: String] = [:]

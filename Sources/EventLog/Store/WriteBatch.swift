@@ -32,6 +32,8 @@ struct WriteBatch {
   private var storedClock: Int64?
   /// Records each payload type's layout (format 4, ``LayoutRecorder``).
   private var layouts = LayoutRecorder()
+  /// The events of each type this batch wrote, added to `type_counts` by ``finish()``.
+  private var typeCountDeltas: [String: UInt64] = [:]
 
   init(store: EventStore, transaction txn: WriteTransaction) throws {
     self.store = store
@@ -281,6 +283,9 @@ struct WriteBatch {
     // has seen, even when the wall clock stepped back or another device's clock runs ahead.
     let micros =
       event.recordedAt.map(RecordCodec.microseconds) ?? max(wallClock, clock < .max ? clock + 1 : clock)
+    // Every event the log holds is recorded at or before the clock, so a time at or past it sorts
+    // last in the time index: appended (the common case), not searched for.
+    let lastInTime = micros >= clock
     if micros > clock { clock = micros }
     headRecordedAt = micros
     // An appended event is this device's own; an ingested one says where it came from (or not).
@@ -307,6 +312,10 @@ struct WriteBatch {
     try streamKey.withUnsafeBytes { k in
       try withUnsafeBytes(of: &entry) { v in try txn.put(v, forKey: k, in: schema.streamEvents) }
     }
+    try Self.indexForAudit(
+      sequence: sequence, microseconds: micros, lastInTime: lastInTime, device: origin?.device, in: txn,
+      schema: schema)
+    typeCountDeltas[event.type, default: 0] += 1
     try layouts.record(event, at: sequence, cache: store.layoutCache, database: schema.layouts, in: txn)
     var recorded = RecordedEvent(
       sequence: sequence, id: event.id, stream: stream, version: version, type: event.type,
@@ -315,6 +324,48 @@ struct WriteBatch {
     recorded.provenance = origin
     recorded.chain = chain
     return recorded
+  }
+
+  /// Adds an event's entries to the time and device indexes (``Schema/byTime``,
+  /// ``Schema/byDevice``).
+  /// - Parameter lastInTime: whether its time key sorts after every key of the time index (then it
+  ///   is appended: one page touched, no search).
+  static func indexForAudit(
+    sequence: UInt64, microseconds: Int64, lastInTime: Bool, device: UUID?, in txn: WriteTransaction,
+    schema: Schema
+  ) throws {
+    if let byTime = schema.byTime {
+      var key = Schema.timeKey(microseconds: microseconds, sequence: sequence)
+      try withUnsafeBytes(of: &key) { k in
+        try txn.put(
+          UnsafeRawBufferPointer(start: nil, count: 0), forKey: k, in: byTime,
+          flags: lastInTime ? .append : [])
+      }
+    }
+    if let byDevice = schema.byDevice, let device {
+      var value = sequence.bigEndian
+      try withUnsafeBytes(of: device.uuid) { k in
+        try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: byDevice) }
+      }
+    }
+  }
+
+  /// Adds `deltas` to the stored event counts per type (``Schema/typeCounts``).
+  static func addTypeCounts(_ deltas: [String: UInt64], in txn: WriteTransaction, schema: Schema) throws {
+    guard let typeCounts = schema.typeCounts else { return }
+    for (type, delta) in deltas {
+      let key = Array(type.utf8)
+      let stored =
+        try key.withUnsafeBytes { k in
+          try txn.withValue(forKey: k, in: typeCounts) {
+            $0.count == 8 ? UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) : 0
+          }
+        } ?? 0
+      var value = (stored + delta).littleEndian
+      try key.withUnsafeBytes { k in
+        try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: typeCounts) }
+      }
+    }
   }
 
   /// Adds the ID index entries of events just written.
@@ -450,6 +501,10 @@ struct WriteBatch {
   /// the clock when the head's record does not carry it (an ingested event older than the clock
   /// is the head, or the environment had no stored clock).
   mutating func finish() throws {
+    if !typeCountDeltas.isEmpty {
+      try Self.addTypeCounts(typeCountDeltas, in: txn, schema: store.schema)
+      typeCountDeltas.removeAll()
+    }
     if clock > headRecordedAt || storedClock == nil, storedClock != clock {
       var value = clock.littleEndian
       try Schema.clockKey.withUnsafeBytes { k in

@@ -1,0 +1,253 @@
+import Foundation
+import LMDB
+
+/// The audit indexes (format 5): the log in time order (`by_time`), each origin device's events
+/// (`by_device`) and the events per type (`type_counts`), kept in the transaction that writes the
+/// events, so that an auditor's question about a time window or a device reads only its answer.
+extension EventStore {
+  /// How many events one transaction of the index build reads.
+  static let auditIndexChunk = 100_000
+
+  /// Builds the audit indexes of a log that does not have them yet (an environment upgraded to
+  /// format 5), in transactions of `chunk` events, each noting how far it got in `meta`
+  /// (``Schema/auditIndexesKey``), so that a crash resumes where it stopped; a new environment
+  /// notes them complete in its first transaction. The writer keeps them from then on.
+  /// - Parameters:
+  ///   - environment: the environment.
+  ///   - schema: its databases.
+  ///   - chunk: events per transaction.
+  ///   - transactions: at most this many transactions (tests stop a build half-way with it).
+  /// - Throws: ``EventStoreError`` for a damaged record or a storage failure; the next writable
+  ///   open resumes.
+  /// - Complexity: O(n log n) once, in the log's length.
+  static func buildAuditIndexes(
+    environment: Environment, schema: Schema, chunk: Int = auditIndexChunk, transactions: Int = .max
+  ) throws {
+    guard let byTime = schema.byTime, let byDevice = schema.byDevice, schema.typeCounts != nil else { return }
+    // The common case, every open after the first: complete, which a read says.
+    let complete = try storage {
+      try environment.read { txn in
+        try txn.value(forKey: Schema.auditIndexesKey, in: schema.meta)
+          == withUnsafeBytes(
+            of: UInt64.max.littleEndian, Array.init)
+      }
+    }
+    if complete { return }
+    for _ in 0..<transactions {
+      let done = try storage {
+        try environment.write { txn -> Bool in
+          let mark: UInt64? = try txn.value(forKey: Schema.auditIndexesKey, in: schema.meta).flatMap {
+            bytes in
+            bytes.count == 8
+              ? bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } : nil
+          }
+          if mark == .max { return true }
+          if mark == nil {
+            // Nothing of a build before this one counts: start from empty indexes.
+            try txn.removeAll(in: byTime)
+            try txn.removeAll(in: byDevice)
+            if let typeCounts = schema.typeCounts { try txn.removeAll(in: typeCounts) }
+          }
+          let first = (mark ?? 0) + 1
+          // The latest time indexed so far: a key at or after it is appended.
+          var latest: Int64 =
+            try txn.withCursor(in: byTime) { cursor in
+              try cursor.move(.last) ? Schema.parseTimeKey(cursor.key).microseconds : nil
+            } ?? .min
+          var counts: [String: UInt64] = [:]
+          var last = first - 1
+          var visited = 0
+          var entries: [(sequence: UInt64, micros: Int64, device: UUID?)] = []
+          try txn.withCursor(in: schema.events) { cursor in
+            var found = try withUnsafeBytes(of: first) { try cursor.seek($0) }
+            while found && visited < chunk {
+              let sequence = cursor.key.loadUnaligned(as: UInt64.self)
+              let event = try RecordCodec.decode(cursor.value, sequence: sequence)
+              entries.append((sequence, RecordCodec.microseconds(event.recordedAt), event.provenance?.device))
+              counts[event.type, default: 0] += 1
+              last = sequence
+              visited += 1
+              found = try cursor.move(.next)
+            }
+            if !found { visited = -1 }
+          }
+          for entry in entries {
+            try WriteBatch.indexForAudit(
+              sequence: entry.sequence, microseconds: entry.micros, lastInTime: entry.micros >= latest,
+              device: entry.device, in: txn, schema: schema)
+            latest = max(latest, entry.micros)
+          }
+          try WriteBatch.addTypeCounts(counts, in: txn, schema: schema)
+          let complete = visited < 0
+          var value = (complete ? UInt64.max : last).littleEndian
+          try Schema.auditIndexesKey.withUnsafeBytes { k in
+            try withUnsafeBytes(of: &value) { v in try txn.put(v, forKey: k, in: schema.meta) }
+          }
+          return complete
+        }
+      }
+      if done { return }
+    }
+  }
+
+  /// Whether the audit indexes hold every event (a read-only open of an environment before
+  /// format 5, or one whose first writable open has not built them, has none).
+  var hasAuditIndexes: Bool {
+    get throws {
+      guard schema.byTime != nil, schema.byDevice != nil, schema.typeCounts != nil else { return false }
+      return try storage {
+        try environment.read { txn in
+          try txn.value(forKey: Schema.auditIndexesKey, in: schema.meta)
+            == withUnsafeBytes(
+              of: UInt64.max.littleEndian, Array.init)
+        }
+      }
+    }
+  }
+
+  /// The sequences of the events recorded from `start` through `end` (either open), ascending.
+  ///
+  /// Reads the time index when the environment has it, else scans the log.
+  /// - Complexity: O(log n + k) with the index, for k events in the window, plus sorting them.
+  public func sequences(recordedFrom start: Date?, through end: Date?) throws -> [UInt64] {
+    let low = start.map(RecordCodec.microseconds) ?? .min
+    let high = end.map(RecordCodec.microseconds) ?? .max
+    guard low <= high else { return [] }
+    guard try hasAuditIndexes, let byTime = schema.byTime else {
+      var found: [UInt64] = []
+      try forEachEvent { event in
+        let micros = RecordCodec.microseconds(event.recordedAt)
+        if micros >= low && micros <= high { found.append(event.sequence) }
+        return true
+      }
+      return found
+    }
+    var sequences: [UInt64] = []
+    try storage {
+      try environment.read { txn in
+        try txn.withCursor(in: byTime) { cursor in
+          var key = Schema.timeKey(microseconds: low, sequence: 0)
+          var found = try withUnsafeBytes(of: &key) { try cursor.seek($0) }
+          while found {
+            let (micros, sequence) = Schema.parseTimeKey(cursor.key)
+            if micros > high { break }
+            sequences.append(sequence)
+            found = try cursor.move(.next)
+          }
+        }
+      }
+    }
+    sequences.sort()
+    return sequences
+  }
+
+  /// The sequences of the events that `device` first recorded (their provenance), ascending.
+  ///
+  /// Reads the device index when the environment has it, else scans the log.
+  /// - Complexity: O(log n + k) with the index, for k such events.
+  public func sequences(fromDevice device: UUID) throws -> [UInt64] {
+    guard try hasAuditIndexes, let byDevice = schema.byDevice else {
+      var found: [UInt64] = []
+      try forEachEvent { event in
+        if event.provenance?.device == device { found.append(event.sequence) }
+        return true
+      }
+      return found
+    }
+    var sequences: [UInt64] = []
+    try storage {
+      try environment.read { txn in
+        try txn.withCursor(in: byDevice) { cursor in
+          var found = try withUnsafeBytes(of: device.uuid) { try cursor.seek($0, exact: true) }
+          while found {
+            sequences.append(UInt64(bigEndian: cursor.value.loadUnaligned(as: UInt64.self)))
+            found = try cursor.move(.nextDuplicate)
+          }
+        }
+      }
+    }
+    return sequences
+  }
+
+  /// The devices the log's events come from, with how many events each first recorded.
+  /// - Complexity: O(d) with the device index, for d devices; a scan of the log without it.
+  public func originDevices() throws -> [(device: UUID, events: Int)] {
+    guard try hasAuditIndexes, let byDevice = schema.byDevice else {
+      var counts: [UUID: Int] = [:]
+      try forEachEvent { event in
+        if let device = event.provenance?.device { counts[device, default: 0] += 1 }
+        return true
+      }
+      return counts.map { ($0.key, $0.value) }.sorted { $0.device.byteOrder < $1.device.byteOrder }
+    }
+    return try storage {
+      try environment.read { txn in
+        try txn.withCursor(in: byDevice) { cursor in
+          var devices: [(UUID, Int)] = []
+          var found = try cursor.move(.first)
+          while found {
+            let device = UUID(uuid: cursor.key.loadUnaligned(as: uuid_t.self))
+            devices.append((device, try cursor.duplicateCount()))
+            found = try cursor.move(.nextKey)
+          }
+          return devices
+        }
+      }
+    }
+  }
+
+  /// How many events of each type the log holds.
+  /// - Complexity: O(t) with the index, for t types; a scan of the log without it.
+  public func eventCountsByType() throws -> [String: UInt64] {
+    guard try hasAuditIndexes, let typeCounts = schema.typeCounts else {
+      var counts: [String: UInt64] = [:]
+      try forEachEvent { event in
+        counts[event.type, default: 0] += 1
+        return true
+      }
+      return counts
+    }
+    return try storage {
+      try environment.read { txn in
+        try txn.withCursor(in: typeCounts) { cursor in
+          var counts: [String: UInt64] = [:]
+          var found = try cursor.move(.first)
+          while found {
+            if cursor.value.count == 8 {
+              counts[String(decoding: cursor.key, as: UTF8.self)] = UInt64(
+                littleEndian: cursor.value.loadUnaligned(as: UInt64.self))
+            }
+            found = try cursor.move(.next)
+          }
+          return counts
+        }
+      }
+    }
+  }
+
+  /// The events at `sequences` (ascending or not), read in chunks of read transactions; a
+  /// sequence the log does not hold is left out.
+  /// - Throws: ``EventStoreError/corruptedRecord(sequence:reason:)`` for a damaged record.
+  public func events(at sequences: [UInt64]) throws -> [RecordedEvent] {
+    var events: [RecordedEvent] = []
+    events.reserveCapacity(sequences.count)
+    var start = 0
+    while start < sequences.count {
+      let end = min(sequences.count, start + max(1, options.replayChunkSize))
+      try storage {
+        try environment.read { txn in
+          for sequence in sequences[start..<end] {
+            let event = try withUnsafeBytes(of: sequence) { key in
+              try txn.withValue(forKey: key, in: schema.events) {
+                try RecordCodec.decode($0, sequence: sequence)
+              }
+            }
+            if let event { events.append(event) }
+          }
+        }
+      }
+      start = end
+    }
+    return events
+  }
+}
