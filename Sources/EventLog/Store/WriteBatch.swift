@@ -328,8 +328,15 @@ struct WriteBatch {
 
   /// Adds an event's entries to the time and device indexes (``Schema/byTime``,
   /// ``Schema/byDevice``).
-  /// - Parameter lastInTime: whether its time key sorts after every key of the time index (then it
-  ///   is appended: one page touched, no search).
+  /// - Parameters:
+  ///   - sequence: the event's sequence.
+  ///   - microseconds: its recorded-at.
+  ///   - lastInTime: whether its time key sorts after every key of the time index (then it is
+  ///     appended: one page touched, no search).
+  ///   - device: its origin device, when known.
+  ///   - txn: the transaction that writes the event.
+  ///   - schema: the databases.
+  /// - Throws: the storage error of a put.
   static func indexForAudit(
     sequence: UInt64, microseconds: Int64, lastInTime: Bool, device: UUID?, in txn: WriteTransaction,
     schema: Schema
