@@ -122,7 +122,9 @@ struct ImportCommand: CLICommand {
       // so is one its log skipped as invalid or refused (the export marks it: a pull kept it
       // there, so the backup keeps it too).
       let keptSkipped = entry.skipped.map { $0.kind != .unreadable } ?? false
-      if !keptSkipped, let admission = context.dependencies.admission {
+      // A payload stored as JSON is judged by the store, in its binary form, as a pull's is.
+      if !keptSkipped, entry.event.payloadEncoding == .binary, let admission = context.dependencies.admission
+      {
         let recorded = RecordedEvent(
           sequence: entry.sequence, id: entry.event.id, stream: entry.stream, version: entry.version,
           type: entry.event.type, schemaVersion: entry.event.schemaVersion,

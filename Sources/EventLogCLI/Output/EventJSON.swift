@@ -3,7 +3,9 @@ import Foundation
 
 /// The `log --json` / `export` shape of an event, one line each:
 /// `{"seq","id","stream","version","type","schemaVersion","recordedAt","payload","metadata"}`,
-/// `"layout"` on the line of an event whose append recorded a layout revision, and
+/// `"payloadEncoding": "json"` on the line of an event whose payload is stored as JSON (so that
+/// `import` stores it so again, without judging it again), `"layout"` on the line of an event
+/// whose append recorded a layout revision, and
 /// `"skipped": {"kind", "reason"}` on the line of an event the projections skip as invalid or
 /// refused (so that `import` restores it skipped: what a pull kept, a backup keeps).
 ///
@@ -47,6 +49,9 @@ enum EventJSON {
         ])
       ),
     ]
+    // Stored as JSON (it came so, and this build's types did not read all of it): `import`
+    // stores it so again, as it is, without judging it again.
+    if payload.form == .stored { members.append(("payloadEncoding", .string("json"))) }
     for layout in payloads.layouts(recordedAt: event.sequence)
     where layout.type == event.type && layout.schemaVersion == event.schemaVersion {
       members.append(("layout", .raw(String(decoding: layout.exportedJSON, as: UTF8.self))))
@@ -163,7 +168,13 @@ enum EventJSON {
     }
     guard let payloadNode = object["payload"] else { throw fail("missing field 'payload'") }
     guard let payloadObject = payloadNode.members else { throw fail("field 'payload' has the wrong type") }
-    if let binary = payloadObject["$binary"]?.string {
+    // Stored as JSON where it was exported (`"payloadEncoding": "json"`): stored so here, as it
+    // is, whatever it holds (a `$binary` key included), without judging it again.
+    let storedAsJSON = object["payloadEncoding"] != nil
+    if let encoding = object["payloadEncoding"], encoding.string != "json" {
+      throw fail(#"field 'payloadEncoding' must be "json""#)
+    }
+    if !storedAsJSON, let binary = payloadObject["$binary"]?.string {
       guard let data = Data(base64Encoded: binary), let number = payloadObject["$schemaVersion"]?.integerText,
         let schema = UInt16(number)
       else {
@@ -182,6 +193,8 @@ enum EventJSON {
         throw fail("field 'schemaVersion' must be an integer from 0 to 65535")
       }
       schemaVersion = value
+    } else if storedAsJSON {
+      throw fail("field 'schemaVersion' is missing beside 'payloadEncoding'")
     } else if let current = payloads.eventTypes.schemaVersion(of: type) {
       schemaVersion = current
     } else {
@@ -197,6 +210,12 @@ enum EventJSON {
       } catch {
         throw fail("field 'layout': \(error)")
       }
+    }
+    if storedAsJSON {
+      let event = NewEvent(
+        id: id, type: type, schemaVersion: schemaVersion, payload: Array(payloadNode.rendered),
+        payloadEncoding: .json, metadata: metadata, recordedAt: recordedAt)
+      return (sequence, stream, version, event, skipped)
     }
     do {
       let event = try payloads.event(
