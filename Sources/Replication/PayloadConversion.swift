@@ -10,9 +10,10 @@ import Foundation
 /// transcoder's guarantee, dates included). A payload this build has no JSON form for at its own
 /// schema version (an unknown type without a recorded layout, an older version this build only
 /// upcasts) travels as `{"$binary": "<Base64>", "$schemaVersion": n}` and comes back as the same
-/// bytes. A pulled JSON payload that neither the event types nor a layout read is stored as JSON
-/// (``PayloadEncoding/json``), skipped by the projections until a build that reads it opens the
-/// log.
+/// bytes. A pulled JSON payload that neither the event types nor a layout read, whole, is stored
+/// as JSON (``PayloadEncoding/json``): one of a type this build does not know is skipped by the
+/// projections until a build that reads it opens the log; one with members its type does not
+/// read is folded by what the type reads, and keeps every member the server holds.
 package struct PayloadConversion: Sendable {
   /// The transcoder: the store's event types and the layouts recorded when it was made.
   package let transcoder: PayloadTranscoder

@@ -82,6 +82,35 @@ struct ImportAdmissionTests {
     try importRefused(lines, naming: ["line \(added + 1)", "belongs on 'restaurant-catalog'"])
   }
 
+  /// Issue 28, finding 5, by `import`: a payload with a key its type does not read was stored in
+  /// binary without it. Now it is stored as JSON with every key (and exported so, marked), and
+  /// the booking is folded by what its type reads.
+  @Test func aKeyThePayloadsTypeDoesNotReadIsKept() throws {
+    let cli = EventLogBinary()
+    defer { cli.remove() }
+    var lines = try exportedLines(cli)
+    let created = try index(of: "BookingCreated", in: lines)
+    var payload = try #require(lines[created]["payload"] as? [String: Any])
+    payload["table"] = ["number": 4, "tags": ["window"]]
+    lines[created]["payload"] = payload
+    let target = EventLogBinary()
+    defer { target.remove() }
+    let imported = try target("import", target.file("edited.jsonl", try render(lines)))
+    #expect(imported.status == 0, "\(imported)")
+    let export = try target("export")
+    let line = try #require(export.stdout.split(separator: "\n").dropFirst(created).first)
+    #expect(line.contains(#""table":{"number":4,"tags":["window"]}"#), "\(line)")
+    #expect(line.contains(#""payloadEncoding":"json""#), "\(line)")
+    let listed = try target("bookings", "list", "--json")
+    #expect(listed.stdout.contains(#""customerName":"Ada""#), "\(listed)")
+    #expect(try target("verify").status == 0)
+    // And that export imports byte for byte.
+    let again = EventLogBinary()
+    defer { again.remove() }
+    #expect(try again("import", again.file("x.jsonl", export.stdout)).status == 0)
+    #expect(try again("export").stdout == export.stdout)
+  }
+
   @Test func anUnmodifiedExportStillImportsByteForByte() throws {
     let cli = EventLogBinary()
     defer { cli.remove() }

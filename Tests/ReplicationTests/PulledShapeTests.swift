@@ -94,6 +94,43 @@ struct PulledShapeTests {
     try tablet.expectHealthy()
     try expectBackupRestores(tablet)
   }
+
+  /// Finding 5: a pulled event of a known type with a key its type does not read was stored in
+  /// binary, without the key, and `verify` was clean on both sides: the device's copy differed
+  /// from the server's, silently. Now it is stored as the server holds it (as JSON), folded by
+  /// what the type reads, and exported and restored with the key.
+  @Test func aPulledPayloadWithKeysItsTypeDoesNotReadKeepsThem() async throws {
+    let fixture = try await ServerFixture()
+    let ada = try fixture.customer("ada")
+    let (phone, restaurant, json) = try await bookedPhone(ada)
+    let booking = try await pushCreated(json, from: phone) {
+      #"{"table":4,"vip":{"since":[2020,{"x":null}]},"# + $0.dropFirst()
+    }
+
+    let tablet = try Device(ada)
+    try await tablet.addRestaurant(id: restaurant)
+    let pulled = try await tablet.pull()
+    #expect(pulled.pulled == 2 && pulled.unreadable == 0, "\(pulled)")
+    // Folded: the booking is there, with what its type reads.
+    #expect(try await tablet.allBookings().map(\.id).contains(booking))
+    let stored = try #require(try tablet.store.events(from: 1).last)
+    #expect(stored.payloadEncoding == .json)
+    // The device's copy is the server's.
+    let local = try tablet.store.payloadJSON(of: stored).json
+    let server = try PostgresConnection(
+      PostgresConfiguration(url: fixture.server.url(database: fixture.database)))
+    defer { server.close() }
+    let row = try server.query(
+      "SELECT payload::text AS payload FROM eventlog.events WHERE id = $1", [.uuid(stored.id)],
+      purpose: "the server's payload")
+    let held = Data(try row.string(0, "payload").utf8)
+    #expect(
+      try JSONSerialization.jsonObject(with: local) as? NSDictionary
+        == JSONSerialization.jsonObject(with: held) as? NSDictionary)
+    #expect(String(decoding: local, as: UTF8.self).contains(#""table":4"#))
+    try tablet.expectHealthy()
+    try expectBackupRestores(tablet)
+  }
 }
 
 extension EventStore.Options {
