@@ -42,23 +42,20 @@ package struct PayloadConversion: Sendable {
     return Array(rendered.json)
   }
 
-  /// The event to store for a pulled one.
+  /// The event to store for a pulled one: in binary when this build reads all of its payload,
+  /// else with its payload kept as JSON, as an `import` stores a line
+  /// (``PayloadTranscoder/storedEvent(id:type:schemaVersion:payload:metadata:recordedAt:)``);
+  /// unconvertible only when the payload is not JSON this build reads at all.
   package func incoming(_ event: ServerEvent) -> Incoming {
-    let json = Data(event.payload)
+    let node: JSONNode
     do {
-      return .event(
-        try transcoder.event(
-          id: event.id, type: event.type, schemaVersion: event.schemaVersion, payloadJSON: json,
-          metadata: event.metadata, recordedAt: event.recordedAt))
+      node = try JSONNode.parse(Data(event.payload))
     } catch {
-      // JSON that contradicts what this build knows of the type: kept as it came all the same
-      // (the projections skip it), so that the log holds every event of the owner.
-      guard
-        let kept = try? NewEvent(
-          id: event.id, type: event.type, schemaVersion: event.schemaVersion, jsonPayload: json,
-          metadata: event.metadata, recordedAt: event.recordedAt)
-      else { return .unconvertible("\(error)") }
-      return .event(kept)
+      return .unconvertible("the payload is not JSON: \(error)")
     }
+    return .event(
+      transcoder.storedEvent(
+        id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: node,
+        metadata: event.metadata, recordedAt: event.recordedAt))
   }
 }

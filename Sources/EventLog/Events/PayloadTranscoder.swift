@@ -158,6 +158,28 @@ package struct PayloadTranscoder: Sendable {
       metadata: metadata, recordedAt: recordedAt)
   }
 
+  /// The event to store for a parsed payload that comes from elsewhere (a server's row, an
+  /// `import` line that does not say how its payload is stored), as a pull stores it:
+  /// ``event(id:type:schemaVersion:payload:metadata:recordedAt:)``'s when that converts it, else
+  /// (the JSON contradicts what this build knows of the type: a field of the wrong kind, a
+  /// missing one, an invalid `$binary` object) the payload kept as JSON as it came, which the
+  /// projections skip as unreadable until a build reads it. So the log holds every event of its
+  /// source, and nothing that comes as a JSON object fails the whole pull or import.
+  package func storedEvent(
+    id: UUID, type: String, schemaVersion: UInt16, payload node: JSONNode, metadata: EventMetadata,
+    recordedAt: Date?
+  ) -> NewEvent {
+    do {
+      return try event(
+        id: id, type: type, schemaVersion: schemaVersion, payload: node, metadata: metadata,
+        recordedAt: recordedAt)
+    } catch {
+      return NewEvent(
+        id: id, type: type, schemaVersion: schemaVersion, payload: Array(node.rendered),
+        payloadEncoding: .json, metadata: metadata, recordedAt: recordedAt)
+    }
+  }
+
   // MARK: - Shared with the store
 
   /// The JSON of `event` with `eventTypes` and the latest `layout` of its type and version.

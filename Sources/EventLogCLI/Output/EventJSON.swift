@@ -91,8 +91,11 @@ enum EventJSON {
   ///
   /// UUIDs are read in either case, and a stream's name as ``AppSchema/StreamNames/stored`` reads it. A
   /// line's `"layout"` is added to `payloads` before its payload is read, so that the payloads of
-  /// a type this build does not know become binary again (`PayloadTranscoder`); one that
-  /// neither the types nor a layout read is kept as JSON (``PayloadEncoding/json``).
+  /// a type this build does not know become binary again (`PayloadTranscoder`). A payload the line
+  /// marks `"payloadEncoding": "json"` is kept as JSON as it is; one that neither the types nor a
+  /// layout read, all of it, is kept as JSON too (``PayloadEncoding/json``), as a pull keeps it:
+  /// the store judges it (a payload that does not fit its type is skipped as unreadable), and
+  /// no payload that is a JSON object fails the line.
   /// - Parameters:
   ///   - line: the line, without its newline.
   ///   - number: the line's number in its file, from 1, for errors.
@@ -174,19 +177,8 @@ enum EventJSON {
     if let encoding = object["payloadEncoding"], encoding.string != "json" {
       throw fail(#"field 'payloadEncoding' must be "json""#)
     }
-    if !storedAsJSON, let binary = payloadObject["$binary"]?.string {
-      guard let data = Data(base64Encoded: binary), let number = payloadObject["$schemaVersion"]?.integerText,
-        let schema = UInt16(number)
-      else {
-        throw fail("field 'payload' has an invalid $binary or $schemaVersion")
-      }
-      let event = NewEvent(
-        id: id, type: type, schemaVersion: schema, payload: [UInt8](data), metadata: metadata,
-        recordedAt: recordedAt)
-      return (sequence, stream, version, event, skipped)
-    }
-    // An export before format 4 has no "schemaVersion": its JSON payloads are of the registered
-    // type's current version.
+    // An export before format 4 has no "schemaVersion": a `$binary` payload carries its own, and
+    // JSON payloads are of the registered type's current version.
     let schemaVersion: UInt16
     if let number = object["schemaVersion"] {
       guard let digits = number.integerText, let value = UInt16(digits) else {
@@ -195,6 +187,11 @@ enum EventJSON {
       schemaVersion = value
     } else if storedAsJSON {
       throw fail("field 'schemaVersion' is missing beside 'payloadEncoding'")
+    } else if payloadObject["$binary"] != nil {
+      guard let digits = payloadObject["$schemaVersion"]?.integerText, let value = UInt16(digits) else {
+        throw fail("field 'payload' has a $binary without a $schemaVersion, and the line no 'schemaVersion'")
+      }
+      schemaVersion = value
     } else if let current = payloads.eventTypes.schemaVersion(of: type) {
       schemaVersion = current
     } else {
@@ -217,15 +214,11 @@ enum EventJSON {
         payloadEncoding: .json, metadata: metadata, recordedAt: recordedAt)
       return (sequence, stream, version, event, skipped)
     }
-    do {
-      let event = try payloads.event(
-        id: id, type: type, schemaVersion: schemaVersion, payload: payloadNode, metadata: metadata,
-        recordedAt: recordedAt)
-      return (sequence, stream, version, event, skipped)
-    } catch let error as PayloadConversionError {
-      throw fail("field 'payload' \(error.reason)")
-    } catch {
-      throw fail("field 'payload' cannot be read: \(error)")
-    }
+    // As a pull stores it: in binary when the types or a layout read all of it (a `$binary`
+    // object's bytes as they are), else kept as JSON, which the store then skips as unreadable.
+    let event = payloads.storedEvent(
+      id: id, type: type, schemaVersion: schemaVersion, payload: payloadNode, metadata: metadata,
+      recordedAt: recordedAt)
+    return (sequence, stream, version, event, skipped)
   }
 }
