@@ -173,6 +173,41 @@ struct ImportAdmissionTests {
     #expect(try bookings(target).isEmpty)
   }
 
+  /// Issue 28: a booking whose name held a NUL (through `import`, or another device) was stored
+  /// and folded, and the replication server refused it for good. `bookings create` refuses one
+  /// naming the field; an imported one is kept but not projected.
+  @Test func aNULInABookingsNameIsRefusedByCreateAndKeptOutByImport() async throws {
+    let app = InProcessCLI()
+    let body = restaurantsBody([(pastaID, "Pasta Palace", "italian")])
+    #expect(
+      await app("restaurants", "sync", "--from", try app.directory.file("r.json", Data(body.utf8))).status
+        == 0)
+    for (flag, field) in [("--name", "customerName"), ("--notes", "notes")] {
+      let arguments =
+        [
+          "bookings", "create", "--restaurant", pastaID, "--date", "2099-01-01T19:00:00Z", "--party", "2",
+          "--name", "Ada",
+        ] + [flag, "by the\u{0}window"]
+      let refused = await app.run(arguments)
+      #expect(
+        refused.status == 1 && refused.stderr.contains("field '\(field)': must not contain NUL"), "\(refused)"
+      )
+    }
+    #expect(await app("log").stdout.contains("BookingCreated") == false, "nothing appended")
+
+    let cli = EventLogBinary()
+    defer { cli.remove() }
+    var lines = try exportedLines(cli)
+    let created = try index(of: "BookingCreated", in: lines)
+    var payload = try #require(lines[created]["payload"] as? [String: Any])
+    payload["customerName"] = "A\u{0}da"
+    lines[created]["payload"] = payload
+    let target = try importKeepsSkipped(
+      lines, line: created + 1, kind: "invalid", reason: "customerName holds a NUL (U+0000)")
+    defer { target.remove() }
+    #expect(try bookings(target).isEmpty)
+  }
+
   /// Issue 28, finding 5, by `import`: a payload with a key its type does not read was stored in
   /// binary without it. Now it is stored as JSON with every key (and exported so, marked), and
   /// the booking is folded by what its type reads.

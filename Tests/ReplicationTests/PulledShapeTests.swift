@@ -131,6 +131,53 @@ struct PulledShapeTests {
     try tablet.expectHealthy()
     try expectBackupRestores(tablet)
   }
+
+  /// Issue 28: a booking whose customer name holds a NUL cannot be on the server as JSON
+  /// (`jsonb` refuses `\u0000`), so one that entered a device was refused there for good. A
+  /// co-device can still push it as `$binary`; the pulling device stores it and skips it as
+  /// invalid (the domain's rules), counts it in `remote status`, lists it in `verify`, and its
+  /// backup restores it skipped.
+  @Test func aBookingWithANULInItsNameIsKeptOutOfTheProjections() async throws {
+    let fixture = try await ServerFixture()
+    let ada = try fixture.customer("ada")
+    let (phone, restaurant, json) = try await bookedPhone(ada)
+    let created = try #require(try phone.store.events(from: 1).last)
+    var nul = try created.decode(BookingCreated.self)
+    nul.customerName = "A\u{0}da"
+    let asJSON = OutgoingEvent(
+      localSequence: 1, id: UUID(), stream: created.stream, type: created.type, schemaVersion: 1,
+      payload: Array(
+        json.replacingOccurrences(of: #""customerName":"Ada""#, with: #""customerName":"A\u0000da""#).utf8),
+      metadata: EventMetadata(origin: "co-device"), recordedAt: Date())
+    #expect(asJSON.payload != Array(json.utf8))
+    // The server cannot hold it as JSON: PostgreSQL refuses the text (a push records it rejected).
+    let refusal = await #expect(throws: PostgresError.self) {
+      try await phone.transport.push([asJSON], device: .random(), through: 1)
+    }
+    #expect(refusal?.sqlState == "22P05", "\(String(describing: refusal))")
+    nul.bookingID = UUID()
+    let binary = OutgoingEvent(
+      localSequence: 1, id: UUID(), stream: RestaurantBookingStreams.booking(nul.bookingID),
+      type: created.type,
+      schemaVersion: 1,
+      payload: Array(#"{"$binary":"\#(Data(try BinaryEncoder().encode(nul)).base64EncodedString())"}"#.utf8),
+      metadata: EventMetadata(origin: "co-device"), recordedAt: Date())
+    let stored = try await phone.transport.push([binary], device: .random(), through: 1)
+    #expect(stored.first.map { if case .stored = $0 { true } else { false } } == true, "\(stored)")
+
+    let tablet = try Device(ada)
+    try await tablet.addRestaurant(id: restaurant)
+    let pulled = try await tablet.pull()
+    #expect(pulled.pulled == 2 && pulled.unreadable == 1, "\(pulled)")
+    #expect(try await tablet.allBookings().map(\.customerName) == ["Ada"])
+    let skipped = try tablet.store.skippedEvents()
+    #expect(skipped.map(\.kind) == [.invalid])
+    #expect(skipped.first?.reason.contains("customerName holds a NUL") == true, "\(skipped)")
+    #expect(try tablet.replicator.status().unreadable == 1)
+    #expect(try tablet.store.verify().skipped.count == 1)
+    try tablet.expectHealthy()
+    try expectBackupRestores(tablet)
+  }
 }
 
 extension EventStore.Options {
