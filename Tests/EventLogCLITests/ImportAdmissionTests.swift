@@ -237,6 +237,46 @@ struct ImportAdmissionTests {
     #expect(try again("export").stdout == export.stdout)
   }
 
+  /// Issue 28 (the property test found it): a booking's event that another device stored on
+  /// the booking's stream spelled in lower case (invalid: the repositories use the upper-case
+  /// one) was exported under the shown name, which `import` reads back as the upper-case stream:
+  /// the copy moved the event to another stream, or failed on the stream's versions. The line
+  /// now carries the stored name.
+  @Test func aStreamWhoseShownNameReadsBackAsAnotherKeepsItsStoredName() async throws {
+    let cli = EventLogBinary()
+    defer { cli.remove() }
+    _ = try exportedLines(cli)
+    let booking = UUID()
+    let lower = StreamID("booking-" + booking.lowercasedString)
+    var store: EventStore? = try EventStore(path: cli.database, schema: .restaurantBooking)
+    let created = BookingCreated(
+      bookingID: booking, restaurantID: UUID(uuidString: pastaID) ?? UUID(), restaurantName: "Pasta Palace",
+      date: Date(timeIntervalSince1970: 4_000_000_000), partySize: 2, customerName: "Eve", notes: nil,
+      createdAt: Date(timeIntervalSince1970: 1_800_000_000))
+    let outcomes = try await store?.ingest([
+      EventStore.IngestedEvent(stream: lower, event: try NewEvent(created)),
+      EventStore.IngestedEvent(
+        stream: RestaurantBookingStreams.booking(booking),
+        event: try NewEvent(BookingDeleted(bookingID: booking))),
+    ])
+    #expect(outcomes?.first?.sequence != nil, "\(String(describing: outcomes))")
+    await store?.close()
+    store = nil
+    let export = try cli("export")
+    #expect(export.status == 0)
+    #expect(
+      export.stdout.contains(#""stream":"\#(lower)","#)
+        && export.stdout.contains(#""storedStream":"\#(lower)""#))
+    let target = EventLogBinary()
+    defer { target.remove() }
+    let imported = try target("import", target.file("x.jsonl", export.stdout))
+    #expect(imported.status == 0, "\(imported)")
+    #expect(try target("export").stdout == export.stdout)
+    let copy = try EventStore(path: target.database, options: .readOnlyFast)
+    #expect(
+      try copy.events(from: 1).map(\.stream).suffix(2) == [lower, RestaurantBookingStreams.booking(booking)])
+  }
+
   @Test func anUnmodifiedExportStillImportsByteForByte() throws {
     let cli = EventLogBinary()
     defer { cli.remove() }

@@ -3,9 +3,10 @@ import Foundation
 
 /// The `log --json` / `export` shape of an event, one line each:
 /// `{"seq","id","stream","version","type","schemaVersion","recordedAt","payload","metadata"}`,
-/// `"payloadEncoding": "json"` on the line of an event whose payload is stored as JSON (so that
-/// `import` stores it so again, without judging it again), `"layout"` on the line of an event
-/// whose append recorded a layout revision, and
+/// `"storedStream"` on the line of an event whose stream's name as shown reads back as another
+/// stream (the stored name, as it is), `"payloadEncoding": "json"` on the line of an event whose
+/// payload is stored as JSON (so that `import` stores it so again, without judging it again),
+/// `"layout"` on the line of an event whose append recorded a layout revision, and
 /// `"skipped": {"kind", "reason"}` on the line of an event the projections skip as invalid or
 /// refused (so that `import` restores it skipped: what a pull kept, a backup keeps).
 ///
@@ -31,10 +32,11 @@ enum EventJSON {
     skipped: EventStore.SkippedEvent? = nil
   ) -> JSONValue {
     let payload = payloads.json(of: event)
+    let stream = streams.displayed(event.stream)
     var members: [(String, JSONValue)] = [
       ("seq", .uint(event.sequence)),
       ("id", .string(event.id.lowercasedString)),
-      ("stream", .string(streams.displayed(event.stream))),
+      ("stream", .string(stream)),
       ("version", .uint(event.version)),
       ("type", .string(event.type)),
       ("schemaVersion", .uint(UInt64(payload.schemaVersion))),
@@ -49,6 +51,11 @@ enum EventJSON {
         ])
       ),
     ]
+    // A stream whose name as shown reads back as another stream (a booking's stream stored with
+    // its UUID in lower case, which another device pushed): its stored name, as it is.
+    if streams.stored(stream) != event.stream {
+      members.append(("storedStream", .string(event.stream.rawValue)))
+    }
     // Stored as JSON (it came so, and this build's types did not read all of it): `import`
     // stores it so again, as it is, without judging it again.
     if payload.form == .stored { members.append(("payloadEncoding", .string("json"))) }
@@ -140,7 +147,15 @@ enum EventJSON {
     guard let id = UUID(uuidString: try string("id")) else {
       throw fail("field 'id' is not a UUID")
     }
-    let stream = streams.stored(try string("stream"))
+    let shown = try string("stream")
+    var stream = streams.stored(shown)
+    if let stored = object["storedStream"] {
+      // The stored name of a stream its shown name does not read back as.
+      guard let name = stored.string, streams.displayed(StreamID(name)) == shown else {
+        throw fail("field 'storedStream' is not a stream shown as 'stream'")
+      }
+      stream = StreamID(name)
+    }
     let type = try string("type")
     guard let recordedAt = ISO8601.date(from: try string("recordedAt")) else {
       throw fail("field 'recordedAt' is not an ISO 8601 date")
