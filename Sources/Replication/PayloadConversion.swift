@@ -10,9 +10,10 @@ import Foundation
 /// transcoder's guarantee, dates included). A payload this build has no JSON form for at its own
 /// schema version (an unknown type without a recorded layout, an older version this build only
 /// upcasts) travels as `{"$binary": "<Base64>", "$schemaVersion": n}` and comes back as the same
-/// bytes. A pulled JSON payload that neither the event types nor a layout read is stored as JSON
-/// (``PayloadEncoding/json``), skipped by the projections until a build that reads it opens the
-/// log.
+/// bytes. A pulled JSON payload that neither the event types nor a layout read, whole, is stored
+/// as JSON (``PayloadEncoding/json``): one of a type this build does not know is skipped by the
+/// projections until a build that reads it opens the log; one with members its type does not
+/// read is folded by what the type reads, and keeps every member the server holds.
 package struct PayloadConversion: Sendable {
   /// The transcoder: the store's event types and the layouts recorded when it was made.
   package let transcoder: PayloadTranscoder
@@ -41,23 +42,20 @@ package struct PayloadConversion: Sendable {
     return Array(rendered.json)
   }
 
-  /// The event to store for a pulled one.
+  /// The event to store for a pulled one: in binary when this build reads all of its payload,
+  /// else with its payload kept as JSON, as an `import` stores a line
+  /// (``PayloadTranscoder/storedEvent(id:type:schemaVersion:payload:metadata:recordedAt:)``);
+  /// unconvertible only when the payload is not JSON this build reads at all.
   package func incoming(_ event: ServerEvent) -> Incoming {
-    let json = Data(event.payload)
+    let node: JSONNode
     do {
-      return .event(
-        try transcoder.event(
-          id: event.id, type: event.type, schemaVersion: event.schemaVersion, payloadJSON: json,
-          metadata: event.metadata, recordedAt: event.recordedAt))
+      node = try JSONNode.parse(Data(event.payload))
     } catch {
-      // JSON that contradicts what this build knows of the type: kept as it came all the same
-      // (the projections skip it), so that the log holds every event of the owner.
-      guard
-        let kept = try? NewEvent(
-          id: event.id, type: event.type, schemaVersion: event.schemaVersion, jsonPayload: json,
-          metadata: event.metadata, recordedAt: event.recordedAt)
-      else { return .unconvertible("\(error)") }
-      return .event(kept)
+      return .unconvertible("the payload is not JSON: \(error)")
     }
+    return .event(
+      transcoder.storedEvent(
+        id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: node,
+        metadata: event.metadata, recordedAt: event.recordedAt))
   }
 }

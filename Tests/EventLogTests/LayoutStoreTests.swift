@@ -182,6 +182,41 @@ struct LayoutStoreTests {
     }
   }
 
+  /// Issue 28, finding 5: the binary coder writes only what the type holds, so JSON with a
+  /// member the type does not read lost it when it was stored in binary.
+  @Test(
+    "JSON with a member its type does not read is kept as JSON, every member, and folded by what the type reads",
+    arguments: JSONShape.allCases)
+  func jsonWithMembersTheTypeDoesNotRead(shape: JSONShape) async throws {
+    let expected = shape.encoding
+    let dir = TemporaryDirectory()
+    var rng = SplitMix64(seed: 28)
+    // Index 1: a text, a mood, one tag; no editedAt.
+    var review = ReviewPosted.random(&rng, index: 1)
+    review.editedAt = nil
+    let text = shape.edit(String(decoding: try PayloadJSONEncoder().encode(review), as: UTF8.self))
+    try await withStore(at: dir.environment(), schema: .reviews(projections: [ReviewsProjection()])) {
+      store in
+      let event = try store.event(
+        id: UUID(), type: ReviewPosted.eventType, schemaVersion: 1, payloadJSON: Data(text.utf8),
+        metadata: EventMetadata(), recordedAt: nil)
+      #expect(event.payloadEncoding == expected, "\(shape): \(text)")
+      let outcomes = try await store.ingest([EventStore.IngestedEvent(stream: "r", event: event)])
+      guard case .stored = outcomes.first else {
+        Issue.record("\(shape): not folded: \(outcomes)")
+        return
+      }
+      #expect(try store.read { try $0.projection("reviews").count(in: "by-id") } == 1)
+      let stored = try #require(try store.event(at: 1))
+      #expect(try stored.decode(ReviewPosted.self) == review, "\(shape)")
+      if expected == .json {
+        // Every member, as it came (canonical).
+        #expect(stored.payload == Array(try JSONNode.parse(Data(text.utf8)).rendered), "\(shape)")
+      }
+      #expect(try store.verify().isClean)
+    }
+  }
+
   @Test(
     "a format-3 environment reads without layouts, and its first writable open upgrades it: layouts learned, projections rebuilt"
   )
@@ -322,5 +357,45 @@ extension RecordedEvent {
     RecordedEvent(
       sequence: 1, id: UUID(), stream: "s", version: 1, type: type, schemaVersion: 1, recordedAt: Date(),
       metadata: EventMetadata(), payload: payload)
+  }
+}
+
+/// A `ReviewPosted`'s JSON as rendered, or with a member its type does not read, or spelled
+/// otherwise (the same value to the type).
+enum JSONShape: String, CaseIterable, Sendable {
+  case asRendered, extraKey, extraKeyNull, extraKeyInAnElement, nullForANilOptional, upperCaseUUIDs
+
+  func edit(_ text: String) -> String {
+    switch self {
+    case .asRendered: text
+    case .extraKey: #"{"photos":[1,{"a":null}],"# + text.dropFirst()
+    case .extraKeyNull: #"{"photos":null,"# + text.dropFirst()
+    case .extraKeyInAnElement:
+      text.replacingOccurrences(of: #"{"name":"t0""#, with: #"{"colour":"red","name":"t0""#)
+    case .nullForANilOptional: #"{"editedAt":null,"# + text.dropFirst()
+    case .upperCaseUUIDs: text.uppercasingUUIDs()
+    }
+  }
+
+  /// How the payload is stored: in binary when the type reads every member.
+  var encoding: PayloadEncoding {
+    switch self {
+    case .asRendered, .nullForANilOptional, .upperCaseUUIDs: .binary
+    case .extraKey, .extraKeyNull, .extraKeyInAnElement: .json
+    }
+  }
+}
+
+extension String {
+  /// The text with every UUID in it in upper case.
+  fileprivate func uppercasingUUIDs() -> String {
+    let pattern = try? NSRegularExpression(
+      pattern: "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+    var result = self
+    for match in pattern?.matches(in: self, range: NSRange(startIndex..., in: self)) ?? [] {
+      guard let range = Range(match.range, in: self) else { continue }
+      result = result.replacingOccurrences(of: self[range], with: self[range].uppercased())
+    }
+    return result
   }
 }

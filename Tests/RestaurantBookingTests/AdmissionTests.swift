@@ -19,13 +19,14 @@ struct AdmissionTests {
   }
 
   func created(
-    name: String = "Ada", restaurant: String = "Pasta", id: UUID = Self.id, party: Int = 99
+    name: String = "Ada", restaurant: String = "Pasta", id: UUID = Self.id, party: Int = 99,
+    notes: String? = nil
   ) throws -> NewEvent {
     try NewEvent(
       BookingCreated(
         bookingID: id, restaurantID: UUID(), restaurantName: restaurant,
         date: Date(timeIntervalSince1970: 4e9),
-        partySize: party, customerName: name, notes: nil, createdAt: Date(timeIntervalSince1970: 1e9)))
+        partySize: party, customerName: name, notes: notes, createdAt: Date(timeIntervalSince1970: 1e9)))
   }
 
   @Test func aWellFormedBookingIsAdmittedWhateverItsPartySizeOrDate() throws {
@@ -66,7 +67,9 @@ struct AdmissionTests {
   @Test("the BookingCreated fast path agrees with decoding", arguments: 0..<4)
   func fastPathAgreesWithDecoding(seed: UInt64) throws {
     var random = SplitMix64(seed: seed)
-    let names = ["Ada", "", " ", "\t\n", "\u{00A0}", "\u{200B}", "Zoë", "  x", "\u{3000}y"]
+    let names = [
+      "Ada", "", " ", "\t\n", "\u{00A0}", "\u{200B}", "Zoë", "  x", "\u{3000}y", "A\u{0}", "\u{0}", "\u{1}",
+    ]
     for _ in 0..<300 {
       let id = Bool.random(using: &random) ? Self.id : UUID()
       let stream =
@@ -143,6 +146,27 @@ struct AdmissionTests {
     let added = try NewEvent(RestaurantAdded(restaurantID: UUID(), name: blank, cuisine: "thai"))
     #expect(
       admission.verdict(for: recorded(added, stream: RestaurantBookingStreams.catalog)).isAdmitted == false)
+  }
+
+  /// Issue 28: a booking whose customer name or notes hold a NUL can never reach the server
+  /// (`jsonb` refuses it); from elsewhere (another device's `$binary`, an import) it is invalid,
+  /// on both admission paths. Other control characters are not a rule.
+  @Test(
+    arguments: [
+      ("A\u{0}da", nil, "customerName"), ("Ada", "\u{0}", "notes"), ("\u{0}\u{0}", "x\u{0}", "customerName"),
+    ]
+      as [(String, String?, String)])
+  func aNULInTheNameOrNotesIsInvalid(name: String, notes: String?, field: String) throws {
+    let stream = RestaurantBookingStreams.booking(Self.id)
+    let event = recorded(try created(name: name, notes: notes), stream: stream)
+    guard case .invalid(let reason) = admission.verdict(for: event) else {
+      Issue.record("admitted: \(admission.verdict(for: event))")
+      return
+    }
+    #expect(reason.contains("BookingCreated's \(field) holds a NUL"), "\(reason)")
+    #expect(admission.decodedVerdict(for: event) == admission.verdict(for: event))
+    let control = recorded(try created(name: "A\u{1}da", notes: "\u{7F}"), stream: stream)
+    #expect(admission.verdict(for: control) == .admitted)
   }
 
   @Test func catalogEventsBelongOnTheCatalog() throws {

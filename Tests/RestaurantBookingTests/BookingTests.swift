@@ -99,6 +99,28 @@ struct BookingTests {
     }
   }
 
+  /// Issue 28: a NUL in a name was appended, and the replication server refused the booking
+  /// for good (`jsonb` cannot hold one). The rules refuse it where it enters, naming the field;
+  /// other control characters are kept.
+  @Test(
+    "the customer name and the notes must not hold a NUL",
+    arguments: [
+      ("A\u{0}da", nil, "customerName"), ("Ada", "by the\u{0} window", "notes"),
+      ("\u{0}", nil, "customerName"),
+    ]
+      as [(String, String?, String)])
+  func nulInATextField(name: String, notes: String?, field: String) async throws {
+    let fixture = try await Fixture()
+    await #expect(throws: BookingError.nulCharacter(field: field)) {
+      try await fixture.bookings.create(
+        restaurantID: uuid(0), date: future(days: 1), partySize: 2, customerName: name, notes: notes)
+    }
+    #expect(try await fixture.bookings.getAll().isEmpty)
+    let kept = try await fixture.bookings.create(
+      restaurantID: uuid(0), date: future(days: 1), partySize: 2, customerName: "A\u{1}da", notes: "\u{7F}\t")
+    #expect(kept.customerName == "A\u{1}da")
+  }
+
   @Test("the date must be real, not in the past, and before year 10000")
   func badDates() async throws {
     let fixture = try await Fixture()
@@ -241,6 +263,8 @@ struct BookingTests {
       BookingError.partySizeOutOfRange(0, allowed: 1...20).description
         == "field 'partySize': 0 is outside 1...20")
     #expect(BookingError.emptyCustomerName.description.contains("customerName"))
+    #expect(
+      BookingError.nulCharacter(field: "notes").description.hasPrefix("field 'notes': must not contain NUL"))
     #expect(BookingError.unknownRestaurant(uuid(1)).description.contains(uuid(1).uuidString.lowercased()))
   }
 }

@@ -23,7 +23,50 @@ package struct PayloadJSONDecoder {
   /// The value of `type` that a parsed JSON value holds.
   /// - Throws: `DecodingError` for JSON that does not fit `type`, or the type's own error.
   func decode<T: Decodable>(_ type: T.Type, from node: JSONNode) throws -> T {
-    try JSONTreeDecoder(node: node, codingPath: []).decodeValue(type)
+    try JSONTreeDecoder(node: node, codingPath: [], reads: nil).decodeValue(type)
+  }
+
+  /// The value of `type` that a parsed JSON value holds, and the members of the JSON that
+  /// `type`'s `init(from:)` did not read: an object's key it never asked for (at any depth), an
+  /// array's element it left. A value made from JSON with such members drops them, since the
+  /// binary coder writes only what the type holds.
+  /// - Returns: the value, and the paths of the members not read (`table`, `items.2.note`), sorted.
+  /// - Throws: `DecodingError` for JSON that does not fit `type`, or the type's own error.
+  /// - Complexity: O(n) in the members of the JSON.
+  func decodeReadingAll<T: Decodable>(
+    _ type: T.Type, from node: JSONNode
+  ) throws -> (value: T, unread: [String]) {
+    let reads = JSONReads()
+    let value = try JSONTreeDecoder(node: node, codingPath: [], reads: reads).decodeValue(type)
+    var unread: [String] = []
+    reads.collectUnread(under: node, path: "", into: &unread)
+    return (value, unread.sorted())
+  }
+}
+
+/// The nodes a decoding handed to the type (``PayloadJSONDecoder/decodeReadingAll(_:from:)``).
+private final class JSONReads {
+  // Not Sendable: one decoding, on one thread, owns it.
+  private var read = Set<ObjectIdentifier>()
+
+  /// Notes that the type read `node` (a member's or an element's value).
+  func note(_ node: JSONNode) { read.insert(ObjectIdentifier(node)) }
+
+  /// Appends the paths of the members and elements under `node` (itself read) that were not.
+  func collectUnread(under node: JSONNode, path: String, into unread: inout [String]) {
+    func visit(_ child: JSONNode, _ name: String) {
+      let childPath = path.isEmpty ? name : path + "." + name
+      if read.contains(ObjectIdentifier(child)) {
+        collectUnread(under: child, path: childPath, into: &unread)
+      } else {
+        unread.append(childPath)
+      }
+    }
+    switch node.value {
+    case .object(let members): for (key, child) in members { visit(child, key) }
+    case .array(let items): for (index, child) in items.enumerated() { visit(child, String(index)) }
+    case .null, .literal, .string: break
+    }
   }
 }
 
@@ -31,6 +74,8 @@ package struct PayloadJSONDecoder {
 private struct JSONTreeDecoder: Decoder {
   let node: JSONNode
   let codingPath: [any CodingKey]
+  /// Where the nodes handed to the type are noted, when the caller asks which were not.
+  let reads: JSONReads?
   var userInfo: [CodingUserInfoKey: Any] { [:] }
 
   /// `type` from the node, reading the types whose own `init(from:)` is not the JSON written
@@ -60,7 +105,8 @@ private struct JSONTreeDecoder: Decoder {
 
   /// The decoder of `child` at `key`.
   func child(_ child: JSONNode, at key: any CodingKey) -> JSONTreeDecoder {
-    JSONTreeDecoder(node: child, codingPath: codingPath + [key])
+    reads?.note(child)
+    return JSONTreeDecoder(node: child, codingPath: codingPath + [key], reads: reads)
   }
 
   // MARK: Scalars
@@ -217,6 +263,7 @@ private struct JSONTreeDecoder: Decoder {
 
     mutating func decodeNil() throws -> Bool {
       guard !isAtEnd, items[currentIndex].isNull else { return false }
+      decoder.reads?.note(items[currentIndex])
       currentIndex += 1
       return true
     }

@@ -15,8 +15,9 @@ public struct EventTypeRegistry: Sendable {
     /// The payload decoded (upcast, or from JSON) and encoded in binary at the current schema
     /// version, with its type's layout as this process knows it.
     let binary: @Sendable (RecordedEvent) throws -> (bytes: [UInt8], layout: KnownLayout?)
-    /// JSON of the current schema in binary, with its type's layout as this process knows it.
-    let binaryFromJSON: @Sendable (JSONNode) throws -> (bytes: [UInt8], layout: KnownLayout?)
+    /// JSON of the current schema in binary, with its type's layout as this process knows it
+    /// and the members of the JSON the type did not read (which the binary form drops).
+    let binaryFromJSON: @Sendable (JSONNode) throws -> JSONConversion
   }
 
   private var entries: [String: Entry] = [:]
@@ -38,9 +39,10 @@ public struct EventTypeRegistry: Sendable {
         return (bytes, TypeLayouts.shared.layout(of: value, encoded: bytes))
       },
       binaryFromJSON: { node in
-        let value = try PayloadJSONDecoder().decode(E.self, from: node)
+        let (value, unread) = try PayloadJSONDecoder().decodeReadingAll(E.self, from: node)
         let bytes = try BinaryEncoder().encode(value)
-        return (bytes, TypeLayouts.shared.layout(of: value, encoded: bytes))
+        return JSONConversion(
+          bytes: bytes, layout: TypeLayouts.shared.layout(of: value, encoded: bytes), unread: unread)
       })
   }
 
@@ -101,7 +103,8 @@ public struct EventTypeRegistry: Sendable {
   }
 
   /// Encodes a JSON payload (as ``json(of:)`` renders it) of `type` in the binary format, at the
-  /// type's current schema version.
+  /// type's current schema version. A member the type does not read (a key it has no property
+  /// for) is not in the binary form.
   /// - Throws: `StrictJSON.SyntaxError` for text that is not JSON, `DecodingError` for JSON that
   ///   does not fit, and ``EventStoreError/unsupportedSchemaVersion(type:version:supported:)`` for
   ///   an unknown type.
@@ -126,15 +129,24 @@ public struct EventTypeRegistry: Sendable {
     return (entry.schemaVersion, bytes, layout)
   }
 
-  /// A JSON payload of `type` at `schemaVersion` in binary, with the layout of its type; `nil`
-  /// when the type is not registered at that schema version.
+  /// A JSON payload of `type` at `schemaVersion` in binary, with the layout of its type and the
+  /// members of the JSON the type does not read; `nil` when the type is not registered at that
+  /// schema version.
   /// - Throws: `DecodingError` (or the type's own error) for JSON that does not fit the type.
-  func binaryPayload(
-    from node: JSONNode, type: String, schemaVersion: UInt16
-  ) throws -> (
-    bytes: [UInt8], layout: KnownLayout?
-  )? {
+  func binaryPayload(from node: JSONNode, type: String, schemaVersion: UInt16) throws -> JSONConversion? {
     guard let entry = entries[type], entry.schemaVersion == schemaVersion else { return nil }
     return try entry.binaryFromJSON(node)
   }
+}
+
+/// A JSON payload in binary (``EventTypeRegistry``, a ``PayloadLayout``), and what of the JSON the
+/// binary form does not hold.
+struct JSONConversion {
+  /// The binary payload.
+  var bytes: [UInt8]
+  /// The layout of its type as this process knows it, when a registered type converted it.
+  var layout: KnownLayout?
+  /// The paths of the JSON's members the type did not read (`table`, `items.2.note`), sorted:
+  /// the binary form does not hold them. Empty when the binary form holds all of the JSON.
+  var unread: [String] = []
 }

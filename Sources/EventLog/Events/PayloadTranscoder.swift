@@ -54,8 +54,9 @@ package struct PayloadConversionError: Error, Sendable, Hashable, CustomStringCo
 ///   layout render the same bytes.
 /// - JSON to binary (``event(id:type:schemaVersion:payloadJSON:metadata:recordedAt:)``): a
 ///   `{"$binary": …}` object's bytes as they are, else the registered type at that schema
-///   version, else the layout; else the event keeps its payload as JSON
-///   (``PayloadEncoding/json``). Binary to JSON to binary gives the same bytes.
+///   version, else the layout, when it reads every member of the JSON; else the event keeps its
+///   payload as JSON (``PayloadEncoding/json``), so that no member is lost (a key another app's
+///   type has and this build's does not). Binary to JSON to binary gives the same bytes.
 package struct PayloadTranscoder: Sendable {
   /// The event types this build knows.
   public let eventTypes: EventTypeRegistry
@@ -104,8 +105,9 @@ package struct PayloadTranscoder: Sendable {
   }
 
   /// The event to store for a payload that comes as JSON (an import's line, a server's row):
-  /// binary when this build's type at `schemaVersion` or a layout of it reads the JSON, else with
-  /// the JSON as its payload (canonical: keys sorted, no white space).
+  /// binary when this build's type at `schemaVersion` or a layout of it reads the JSON, every
+  /// member of it (the binary form holds only what the type reads), else with the JSON as its
+  /// payload (canonical: keys sorted, no white space).
   /// - Parameters:
   ///   - id: the event's ID.
   ///   - type: its type name.
@@ -139,18 +141,43 @@ package struct PayloadTranscoder: Sendable {
         recordedAt: recordedAt)
     }
     let layout = latestLayout(type: type, schemaVersion: schemaVersion)
-    if let (bytes, inferred) = try Self.binary(
-      from: node, type: type, schemaVersion: schemaVersion, eventTypes: eventTypes, layout: layout)
+    // In binary only when the binary form holds all of the JSON: a member the type does not
+    // read (another app's key) would be lost, and the copy would differ from its source.
+    if let converted = try Self.binary(
+      from: node, type: type, schemaVersion: schemaVersion, eventTypes: eventTypes, layout: layout),
+      converted.unread.isEmpty
     {
       var event = NewEvent(
-        id: id, type: type, schemaVersion: schemaVersion, payload: bytes, metadata: metadata,
+        id: id, type: type, schemaVersion: schemaVersion, payload: converted.bytes, metadata: metadata,
         recordedAt: recordedAt)
-      event.layout = layout.map { KnownLayout($0.layout) } ?? (infersLayouts ? inferred : nil)
+      event.layout = layout.map { KnownLayout($0.layout) } ?? (infersLayouts ? converted.layout : nil)
       return event
     }
     return NewEvent(
       id: id, type: type, schemaVersion: schemaVersion, payload: Array(node.rendered), payloadEncoding: .json,
       metadata: metadata, recordedAt: recordedAt)
+  }
+
+  /// The event to store for a parsed payload that comes from elsewhere (a server's row, an
+  /// `import` line that does not say how its payload is stored), as a pull stores it:
+  /// ``event(id:type:schemaVersion:payload:metadata:recordedAt:)``'s when that converts it, else
+  /// (the JSON contradicts what this build knows of the type: a field of the wrong kind, a
+  /// missing one, an invalid `$binary` object) the payload kept as JSON as it came, which the
+  /// projections skip as unreadable until a build reads it. So the log holds every event of its
+  /// source, and nothing that comes as a JSON object fails the whole pull or import.
+  package func storedEvent(
+    id: UUID, type: String, schemaVersion: UInt16, payload node: JSONNode, metadata: EventMetadata,
+    recordedAt: Date?
+  ) -> NewEvent {
+    do {
+      return try event(
+        id: id, type: type, schemaVersion: schemaVersion, payload: node, metadata: metadata,
+        recordedAt: recordedAt)
+    } catch {
+      return NewEvent(
+        id: id, type: type, schemaVersion: schemaVersion, payload: Array(node.rendered),
+        payloadEncoding: .json, metadata: metadata, recordedAt: recordedAt)
+    }
   }
 
   // MARK: - Shared with the store
@@ -213,7 +240,7 @@ package struct PayloadTranscoder: Sendable {
   static func binary(
     fromJSON json: Data, type: String, schemaVersion: UInt16, eventTypes: EventTypeRegistry,
     layout: RecordedLayout?
-  ) throws -> (bytes: [UInt8], layout: KnownLayout?)? {
+  ) throws -> JSONConversion? {
     try binary(
       from: parse(json), type: type, schemaVersion: schemaVersion, eventTypes: eventTypes, layout: layout)
   }
@@ -232,7 +259,7 @@ package struct PayloadTranscoder: Sendable {
   static func binary(
     from node: JSONNode, type: String, schemaVersion: UInt16, eventTypes: EventTypeRegistry,
     layout: RecordedLayout?
-  ) throws -> (bytes: [UInt8], layout: KnownLayout?)? {
+  ) throws -> JSONConversion? {
     do {
       if let converted = try eventTypes.binaryPayload(from: node, type: type, schemaVersion: schemaVersion) {
         return converted
@@ -242,7 +269,8 @@ package struct PayloadTranscoder: Sendable {
     }
     guard let layout else { return nil }
     do {
-      return (try layout.layout.payload(from: node), nil)
+      // A layout refuses a key it does not know: its binary form holds all of the JSON.
+      return JSONConversion(bytes: try layout.layout.payload(from: node))
     } catch {
       throw PayloadConversionError(
         reason: "does not fit the recorded layout of \(type) (schema \(schemaVersion)): \(error)")

@@ -105,8 +105,10 @@ extension EventStore {
   ///   - events: the events, in the order to store them.
   ///   - expectingHead: when set, the head the log must be at, checked in the transaction
   ///     before anything is written (an import into an empty log expects 0).
-  ///   - allOrNothing: when `true`, an event that would be refused or is present already fails
-  ///     the whole ingest instead (an import stores every event of its file or none).
+  ///   - allOrNothing: when `true`, an event that would be refused (it cannot be stored) or is
+  ///     present already fails the whole ingest instead (an import stores every event of its file
+  ///     or none). Events the admission or a projection does not admit are stored and skipped
+  ///     either way, as in a pull.
   ///   - updatingState: called inside the transaction with an outcome per event; its changes
   ///     commit with the events. It must not block.
   /// - Returns: an outcome per event, in order.
@@ -128,9 +130,6 @@ extension EventStore {
             events, expectingHead: expectingHead, allOrNothing: allOrNothing,
             failing: failing, updatingState: updatingState)
         } catch let failure as IngestProjectionFailure where failing[failure.id] == nil {
-          // All or nothing (an import): an event a projection refuses fails the whole ingest,
-          // unless its log skipped it so already (``EventStore/IngestedEvent/skipped``).
-          if allOrNothing { throw EventStoreError.invalidEvent(id: failure.id, reason: failure.reason) }
           failing[failure.id] = failure.reason
         }
       }

@@ -28,11 +28,12 @@ struct PayloadForms: Sendable {
     converted.payloadEncoding = .binary
     do {
       let layout = try latestLayout(LayoutKey(type: event.type, schemaVersion: event.schemaVersion), in: txn)
-      if let (bytes, _) = try PayloadTranscoder.binary(
+      // The fold reads what the type reads; members it does not read stay in the stored JSON.
+      if let binary = try PayloadTranscoder.binary(
         fromJSON: Data(event.payload), type: event.type, schemaVersion: event.schemaVersion,
         eventTypes: eventTypes, layout: layout)
       {
-        converted.payload = bytes
+        converted.payload = binary.bytes
         return (converted, "")
       }
       if let (version, bytes, _) = try eventTypes.binaryPayload(of: event) {

@@ -65,8 +65,11 @@ struct ImportCommand: CLICommand {
   static let configuration = CommandConfiguration(
     name: "import", abstract: "Load JSON Lines written by export into an empty environment.",
     discussion: """
-      The whole input is validated (JSON, fields, sequence 1, 2, 3…, stream versions, payloads) before \
-      anything is appended; an invalid line fails the import naming the line, and nothing is appended.
+      The whole input is validated (JSON, fields, sequence 1, 2, 3…, stream versions, unique IDs) before \
+      anything is appended; an invalid line fails the import naming the line, and nothing is appended. Each \
+      event is then judged as a pulled one is: one the domain's rules or the projections do not admit, or \
+      whose payload this build does not read, is stored and kept out of the projections (standard error \
+      names it; 'eventlog verify' lists it), so that a backup restores whatever its log held.
       """)
 
   @Argument("FILE", help: "The file (or FIFO, /dev/stdin) to read, or - for standard input.")
@@ -95,6 +98,7 @@ struct ImportCommand: CLICommand {
     // Validate everything before appending anything.
     let progress = ProgressReporter("import", console: context.console)
     var events: [EventStore.IngestedEvent] = []
+    var lineNumbers: [Int] = []
     var count: UInt64 = 0
     var versions: [StreamID: UInt64] = [:]
     var ids = Set<UUID>()
@@ -117,28 +121,12 @@ struct ImportCommand: CLICommand {
         throw CommandFailure(
           "line \(number): event id \(entry.event.id.lowercasedString) appears twice")
       }
-      // The domain's rules (`Docs/Domain.md`): an event that breaks them is refused; one this
-      // build cannot read (a newer app's, pulled before the backup) is stored and skipped, and
-      // so is one its log skipped as invalid or refused (the export marks it: a pull kept it
-      // there, so the backup keeps it too).
-      let keptSkipped = entry.skipped.map { $0.kind != .unreadable } ?? false
-      if !keptSkipped, let admission = context.dependencies.admission {
-        let recorded = RecordedEvent(
-          sequence: entry.sequence, id: entry.event.id, stream: entry.stream, version: entry.version,
-          type: entry.event.type, schemaVersion: entry.event.schemaVersion,
-          recordedAt: entry.event.recordedAt ?? Date(), metadata: entry.event.metadata,
-          payload: entry.event.payload)
-        if case .invalid(let reason) = admission.verdict(for: recorded) {
-          throw CommandFailure(
-            "line \(number): event \(entry.event.id.lowercasedString) (seq \(entry.sequence)) breaks the domain's rules: \(reason)"
-          )
-        }
-      }
       versions[entry.stream] = entry.version
       count += 1
       events.append(
         EventStore.IngestedEvent(
           stream: entry.stream, event: entry.event, skipped: entry.skipped, provenance: entry.provenance))
+      lineNumbers.append(number)
       if count % 4_096 == 0 { progress.update(completed: UInt64(index + 1), total: UInt64(lines.count)) }
     }
     progress.finish()
@@ -149,7 +137,10 @@ struct ImportCommand: CLICommand {
       throw CommandFailure(
         "'\(context.databasePath)' already holds \(head) events; import needs an empty environment")
     }
-    // One transaction, into a log still empty: the import is stored whole or not at all.
+    // One transaction, into a log still empty: the import is stored whole or not at all. The
+    // store judges each event as it judges a pulled one: the domain's rules (`Docs/Domain.md`),
+    // then the projections; one they do not admit is stored and skipped, so that a backup of a
+    // log restores whatever that log held. (An event its file marks skipped stays skipped so.)
     let outcomes: [EventStore.IngestOutcome]
     do {
       outcomes = try await store.ingest(events, expectingHead: 0, allOrNothing: true)
@@ -158,9 +149,27 @@ struct ImportCommand: CLICommand {
         "'\(context.databasePath)' received \(actual) events from another process meanwhile; nothing was imported"
       )
     }
-    let skipped = outcomes.filter { if case .skipped = $0 { true } else { false } }.count
+    var skipped = 0
+    var judgedHere: [String] = []
+    for ((event, outcome), number) in zip(zip(events, outcomes), lineNumbers) {
+      guard case .skipped(let sequence, let kind, let reason) = outcome else { continue }
+      skipped += 1
+      // What the file said already is no news; what this build decided is.
+      if let mark = event.skipped, mark.kind == kind, mark.reason == reason { continue }
+      judgedHere.append(
+        "line \(number): event \(event.event.id.lowercasedString) (seq \(sequence)) is kept but not projected "
+          + "(\(EventJSON.name(of: kind))): \(UUIDText.lowercased(reason))")
+    }
+    for note in judgedHere.prefix(Self.reportedSkips) { context.console.error(TerminalText.escaped(note)) }
+    if judgedHere.count > Self.reportedSkips {
+      context.console.error(
+        "… and \(judgedHere.count - Self.reportedSkips) more ('eventlog verify' lists them)")
+    }
     context.console.print(
       "imported \(count) events"
-        + (skipped > 0 ? " (\(skipped) that this build cannot read are kept, not projected)" : ""))
+        + (skipped > 0 ? " (\(skipped) kept but not projected: 'eventlog verify' lists them)" : ""))
   }
+
+  /// How many events skipped by this import's own verdict it names on standard error.
+  static let reportedSkips = 20
 }

@@ -5,7 +5,9 @@ import Foundation
 /// `{"seq","id","stream","version","type","schemaVersion","recordedAt","payload","metadata"}`,
 /// its provenance `"device"` and `"deviceSeq"` (the device that first recorded it, and its
 /// sequence there) when the record says, `"storedStream"` when the stream is shown otherwise than
-/// it is stored, `"layout"` on the line of an event whose append recorded a layout revision, and
+/// it is stored (its stored bytes, as they are), `"payloadEncoding": "json"` on the line of an
+/// event whose payload is stored as JSON (so that `import` stores it so again, without judging it
+/// again), `"layout"` on the line of an event whose append recorded a layout revision, and
 /// `"skipped": {"kind", "reason"}` on the line of an event the projections skip as invalid or
 /// refused (so that `import` restores it skipped: what a pull kept, a backup keeps).
 ///
@@ -56,10 +58,15 @@ enum EventJSON {
       members.append(("deviceSeq", .uint(provenance.sequence)))
     }
     // The stream as stored, when the app shows it otherwise (the example stores a booking's UUID
-    // in upper case): so that a build without the app's stream names imports the very record.
-    if displayedStream != event.stream.rawValue {
+    // in upper case), so that a build without the app's stream names imports the very record; or
+    // when the name shown reads back as another stream (a booking's stream stored with its UUID
+    // in lower case, which another device pushed).
+    if displayedStream != event.stream.rawValue || streams.stored(displayedStream) != event.stream {
       members.append(("storedStream", .string(event.stream.rawValue)))
     }
+    // Stored as JSON (it came so, and this build's types did not read all of it): `import`
+    // stores it so again, as it is, without judging it again.
+    if payload.form == .stored { members.append(("payloadEncoding", .string("json"))) }
     for layout in payloads.layouts(recordedAt: event.sequence)
     where layout.type == event.type && layout.schemaVersion == event.schemaVersion {
       members.append(("layout", .raw(String(decoding: layout.exportedJSON, as: UTF8.self))))
@@ -99,8 +106,11 @@ enum EventJSON {
   ///
   /// UUIDs are read in either case, and a stream's name as ``AppSchema/StreamNames/stored`` reads it. A
   /// line's `"layout"` is added to `payloads` before its payload is read, so that the payloads of
-  /// a type this build does not know become binary again (`PayloadTranscoder`); one that
-  /// neither the types nor a layout read is kept as JSON (``PayloadEncoding/json``).
+  /// a type this build does not know become binary again (`PayloadTranscoder`). A payload the line
+  /// marks `"payloadEncoding": "json"` is kept as JSON as it is; one that neither the types nor a
+  /// layout read, all of it, is kept as JSON too (``PayloadEncoding/json``), as a pull keeps it:
+  /// the store judges it (a payload that does not fit its type is skipped as unreadable), and
+  /// no payload that is a JSON object fails the line.
   /// - Parameters:
   ///   - line: the line, without its newline.
   ///   - number: the line's number in its file, from 1, for errors.
@@ -146,16 +156,16 @@ enum EventJSON {
       throw fail("field 'id' is not a UUID")
     }
     // The stream as stored when the line says (its exact bytes), else as this build reads the name
-    // shown; the two may differ only in the case of letters (a UUID's).
-    let stream: StreamID
-    if object["storedStream"] != nil {
-      let stored = try string("storedStream")
-      guard stored.lowercased() == (try string("stream")).lowercased() else {
-        throw fail("field 'stream' is not the stream of field 'storedStream' ('\(stored)')")
+    // shown. The two differ only in how the app shows a stored name (the case of a UUID's letters).
+    let shown = try string("stream")
+    var stream = streams.stored(shown)
+    if let stored = object["storedStream"] {
+      guard let name = stored.string,
+        name.lowercased() == shown.lowercased() || streams.displayed(StreamID(name)) == shown
+      else {
+        throw fail("field 'stream' is not the stream of field 'storedStream'")
       }
-      stream = StreamID(stored)
-    } else {
-      stream = streams.stored(try string("stream"))
+      stream = StreamID(name)
     }
     let type = try string("type")
     var provenance: RecordedEvent.Provenance?
@@ -194,23 +204,25 @@ enum EventJSON {
     }
     guard let payloadNode = object["payload"] else { throw fail("missing field 'payload'") }
     guard let payloadObject = payloadNode.members else { throw fail("field 'payload' has the wrong type") }
-    if let binary = payloadObject["$binary"]?.string {
-      guard let data = Data(base64Encoded: binary), let number = payloadObject["$schemaVersion"]?.integerText,
-        let schema = UInt16(number)
-      else {
-        throw fail("field 'payload' has an invalid $binary or $schemaVersion")
-      }
-      let event = NewEvent(
-        id: id, type: type, schemaVersion: schema, payload: [UInt8](data), metadata: metadata,
-        recordedAt: recordedAt)
-      return (sequence, stream, version, event, skipped, provenance)
+    // Stored as JSON where it was exported (`"payloadEncoding": "json"`): stored so here, as it
+    // is, whatever it holds (a `$binary` key included), without judging it again.
+    let storedAsJSON = object["payloadEncoding"] != nil
+    if let encoding = object["payloadEncoding"], encoding.string != "json" {
+      throw fail(#"field 'payloadEncoding' must be "json""#)
     }
-    // An export before format 4 has no "schemaVersion": its JSON payloads are of the registered
-    // type's current version.
+    // An export before format 4 has no "schemaVersion": a `$binary` payload carries its own, and
+    // JSON payloads are of the registered type's current version.
     let schemaVersion: UInt16
     if let number = object["schemaVersion"] {
       guard let digits = number.integerText, let value = UInt16(digits) else {
         throw fail("field 'schemaVersion' must be an integer from 0 to 65535")
+      }
+      schemaVersion = value
+    } else if storedAsJSON {
+      throw fail("field 'schemaVersion' is missing beside 'payloadEncoding'")
+    } else if payloadObject["$binary"] != nil {
+      guard let digits = payloadObject["$schemaVersion"]?.integerText, let value = UInt16(digits) else {
+        throw fail("field 'payload' has a $binary without a $schemaVersion, and the line no 'schemaVersion'")
       }
       schemaVersion = value
     } else if let current = payloads.eventTypes.schemaVersion(of: type) {
@@ -229,15 +241,17 @@ enum EventJSON {
         throw fail("field 'layout': \(error)")
       }
     }
-    do {
-      let event = try payloads.event(
-        id: id, type: type, schemaVersion: schemaVersion, payload: payloadNode, metadata: metadata,
-        recordedAt: recordedAt)
+    if storedAsJSON {
+      let event = NewEvent(
+        id: id, type: type, schemaVersion: schemaVersion, payload: Array(payloadNode.rendered),
+        payloadEncoding: .json, metadata: metadata, recordedAt: recordedAt)
       return (sequence, stream, version, event, skipped, provenance)
-    } catch let error as PayloadConversionError {
-      throw fail("field 'payload' \(error.reason)")
-    } catch {
-      throw fail("field 'payload' cannot be read: \(error)")
     }
+    // As a pull stores it: in binary when the types or a layout read all of it (a `$binary`
+    // object's bytes as they are), else kept as JSON, which the store then skips as unreadable.
+    let event = payloads.storedEvent(
+      id: id, type: type, schemaVersion: schemaVersion, payload: payloadNode, metadata: metadata,
+      recordedAt: recordedAt)
+    return (sequence, stream, version, event, skipped, provenance)
   }
 }

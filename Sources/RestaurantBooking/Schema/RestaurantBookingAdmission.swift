@@ -10,7 +10,9 @@ import Foundation
 /// - catalog events live on `restaurant-catalog`, booking events on `booking-<bookingID>` of
 ///   their own booking;
 /// - names are present and not blank; a booking's date is a real date; its party size is within
-///   ``BookingRules/possiblePartySizes``.
+///   ``BookingRules/possiblePartySizes``;
+/// - a booking's customer name and notes hold no NUL (``BookingRules/holdsNUL(_:)``): the
+///   replication server cannot store one, so such a booking could never be pushed from here.
 ///
 /// No rule depends on an event's version within its stream: a stream may hold events the
 /// projections skip (from a newer app, or breaking these rules), and those change nothing about
@@ -54,7 +56,7 @@ public struct RestaurantBookingAdmission: EventAdmission {
   /// The first rule a `BookingCreated` of these fields breaks on `event`'s stream, or `nil`.
   static func createdRule(
     _ event: RecordedEvent, bookingID: UUID, partySize: Int, customerNameIsBlank: Bool,
-    restaurantNameIsBlank: Bool, date: Date, createdAt: Date
+    restaurantNameIsBlank: Bool, date: Date, createdAt: Date, nulField: String? = nil
   ) -> String? {
     if let reason = bookingStream(event, bookingID) { return reason }
     if !BookingRules.possiblePartySizes.contains(partySize) {
@@ -64,6 +66,10 @@ public struct RestaurantBookingAdmission: EventAdmission {
     }
     if customerNameIsBlank { return "the BookingCreated has no customer name" }
     if restaurantNameIsBlank { return "the BookingCreated has no restaurant name" }
+    if let nulField {
+      return
+        "the BookingCreated's \(nulField) holds a NUL (U+0000), which the replication server cannot store"
+    }
     if !date.timeIntervalSince1970.isFinite || !createdAt.timeIntervalSince1970.isFinite {
       return "the BookingCreated has a date that is not a real date"
     }
@@ -79,8 +85,10 @@ public struct RestaurantBookingAdmission: EventAdmission {
       return createdRule(
         event, bookingID: created.bookingID, partySize: created.partySize,
         customerNameIsBlank: blank(created.customerName),
-        restaurantNameIsBlank: blank(created.restaurantName), date: created.date, createdAt: created.createdAt
-      )
+        restaurantNameIsBlank: blank(created.restaurantName), date: created.date,
+        createdAt: created.createdAt,
+        nulField: BookingRules.holdsNUL(created.customerName)
+          ? "customerName" : created.notes.map(BookingRules.holdsNUL) == true ? "notes" : nil)
     case let deleted as BookingDeleted:
       return bookingStream(event, deleted.bookingID)
     case let added as RestaurantAdded:

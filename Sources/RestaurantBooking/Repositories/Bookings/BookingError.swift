@@ -13,6 +13,9 @@ public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible, L
   case partySizeOutOfRange(Int, allowed: ClosedRange<Int>)
   /// The customer name is empty or only white space.
   case emptyCustomerName
+  /// A text field (`customerName`, `notes`) holds a NUL (U+0000), which the replication server
+  /// cannot store (PostgreSQL's `jsonb` refuses it): such a booking could never be pushed.
+  case nulCharacter(field: String)
   /// The date (as ISO 8601, or the raw number when it is not finite) breaks ``BookingRules``.
   case invalidDate(String, reason: String)
   /// Refreshes kept changing the catalog while the booking was being made.
@@ -37,6 +40,8 @@ public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible, L
       "field 'partySize': \(size) is outside \(allowed.lowerBound)...\(allowed.upperBound)"
     case .emptyCustomerName:
       "field 'customerName': must not be empty"
+    case .nulCharacter(let field):
+      "field '\(field)': must not contain NUL (U+0000), which the replication server cannot store"
     case .invalidDate(let date, let reason):
       "field 'date': \(date) \(reason)"
     case .catalogBusy(let attempts):

@@ -5,6 +5,8 @@ import Foundation
 ///
 /// - The party is 1 to 20 guests (``partySizes``).
 /// - The customer's name is not empty or only white space.
+/// - The customer's name and the notes hold no NUL (U+0000): the replication server cannot store
+///   one, so such a booking could never be pushed (``holdsNUL(_:)``, which admission checks too).
 /// - The date is a real date, not in the past (at the moment of creation), and not after
 ///   ``latestDate`` (the last date ISO 8601 can write with a four-digit year).
 public enum BookingRules {
@@ -37,6 +39,7 @@ public enum BookingRules {
     }
     let name = customerName.trimmingCharacters(in: .whitespacesAndNewlines)
     guard !name.isEmpty else { throw .emptyCustomerName }
+    guard !holdsNUL(name) else { throw .nulCharacter(field: "customerName") }
     let seconds = date.timeIntervalSince1970
     guard seconds.isFinite else {
       throw .invalidDate(ISO8601.messageString(from: date), reason: "is not a finite date")
@@ -50,6 +53,14 @@ public enum BookingRules {
       throw .invalidDate(ISO8601.messageString(from: date), reason: "is after year 9999")
     }
     let trimmedNotes = notes?.trimmingCharacters(in: .whitespacesAndNewlines)
+    if let trimmedNotes, holdsNUL(trimmedNotes) { throw .nulCharacter(field: "notes") }
     return (name, trimmedNotes?.isEmpty == false ? trimmedNotes : nil)
   }
+
+  /// Whether `text` holds a NUL (U+0000). PostgreSQL's `text` and `jsonb` cannot hold one (a
+  /// `\u0000` in a pushed payload is refused), so a booking whose name or notes hold one could
+  /// never reach the server: the domain refuses it where it enters (``validate(date:partySize:customerName:notes:now:)``
+  /// for a command, `RestaurantBookingAdmission` for an event from elsewhere). Other control
+  /// characters are stored as they are (and escaped wherever the command line shows them).
+  public static func holdsNUL(_ text: String) -> Bool { text.utf8.contains(0) }
 }

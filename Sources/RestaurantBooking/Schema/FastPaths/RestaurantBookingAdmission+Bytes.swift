@@ -18,13 +18,17 @@ extension RestaurantBookingAdmission {
       var reader = BinaryReader(bytes)
       guard let bookingID = try? reader.uuid(), (try? reader.uuid()) != nil,
         let restaurantName = try? reader.stringBytes(), let date = try? reader.date(),
-        let partySize = try? reader.int(), let customerName = try? reader.stringBytes(),
-        (try? reader.optional({ try $0.stringBytes() })) != nil, let createdAt = try? reader.date(),
-        (try? reader.finish()) != nil
+        let partySize = try? reader.int(), let customerName = try? reader.stringBytes()
       else { return nil }
+      let notes: UnsafeRawBufferPointer?
+      do { notes = try reader.optional { try $0.stringBytes() } } catch { return nil }
+      guard let createdAt = try? reader.date(), (try? reader.finish()) != nil else { return nil }
+      // NUL is the byte 0 in UTF-8, and no other character's bytes hold a 0.
+      let nulField = customerName.contains(0) ? "customerName" : notes?.contains(0) == true ? "notes" : nil
       let reason = createdRule(
         event, bookingID: bookingID, partySize: partySize, customerNameIsBlank: blank(utf8: customerName),
-        restaurantNameIsBlank: blank(utf8: restaurantName), date: date, createdAt: createdAt)
+        restaurantNameIsBlank: blank(utf8: restaurantName), date: date, createdAt: createdAt,
+        nulField: nulField)
       return reason.map { .invalid(reason: $0) } ?? .admitted
     }
   }
