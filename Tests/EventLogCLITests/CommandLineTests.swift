@@ -22,7 +22,7 @@ struct CommandLineTests {
     #expect(
       usage.stderr == """
         Error: invalid value 'nope' for '--from': expected an integer (1…18446744073709551615)
-        Usage: eventlog log [--json] [--stream ID] [--type NAME] [--from SEQ] [--to SEQ] [--limit N]
+        Usage: eventlog log [--json] [--stream ID] [--type NAME] [--device UUID] [--origin NAME] [--since T] [--until T] [--from SEQ] [--to SEQ] [--last N] [--reverse] [--limit N]
           See 'eventlog --help' or 'eventlog COMMAND --help'.
 
         """)
@@ -199,8 +199,7 @@ struct CommandLineTests {
         Set(event.keys).subtracting(["layout", "storedStream"])
           == [
             "seq", "id", "stream", "version", "type", "schemaVersion", "recordedAt", "payload", "metadata",
-            "device",
-            "deviceSeq",
+            "device", "deviceSeq", "origin",
           ])
       #expect(event["seq"] as? Int == index + 1)
       #expect(event["deviceSeq"] as? Int == index + 1)
@@ -249,7 +248,9 @@ struct CommandLineTests {
     #expect(try sequences("--limit", "2") == [1, 2])
     #expect(try sequences("--type", "RestaurantsRefreshed") == [4, 8])
     #expect(try sequences("--stream", "restaurant-catalog", "--from", "6") == [6, 7, 8])
-    #expect(try sequences("--stream", "nothing-here").isEmpty)
+    let missing = try cli("log", "--stream", "nothing-here")
+    #expect(
+      missing.status == 1 && missing.stderr.contains("the log has no stream 'nothing-here'"), "\(missing)")
     #expect(try cli("log").stdout.contains("RestaurantAdded"))
   }
 

@@ -34,12 +34,14 @@ struct InProcessCLI {
   }
 
   func run(
-    _ arguments: [String], environment: [String: String] = [:], useDatabase: Bool = true
+    _ arguments: [String], environment: [String: String] = [:], useDatabase: Bool = true,
+    terminal: Bool = false
   ) async -> ProgramRun {
     let output = CapturedBytes()
     let errors = CapturedBytes()
     let console = Console(
-      errorIsTerminal: false, errorSink: { errors.append($0) }, outputSink: { output.append($0) })
+      errorIsTerminal: false, errorSink: { errors.append($0) }, outputSink: { output.append($0) },
+      outputIsTerminal: terminal)
     let status = await Self.app.main(
       arguments: (useDatabase ? ["--db", database] : []) + arguments, environment: environment,
       console: console)

@@ -231,23 +231,51 @@ extension EventStore {
   public func events(at sequences: [UInt64]) throws -> [RecordedEvent] {
     var events: [RecordedEvent] = []
     events.reserveCapacity(sequences.count)
+    try forEachRecord(at: sequences) { reading in
+      switch reading {
+      case .event(let event): events.append(event)
+      case .damaged(let sequence, let reason):
+        throw EventStoreError.corruptedRecord(sequence: sequence, reason: reason)
+      }
+      return true
+    }
+    return events
+  }
+
+  /// Calls `body` with the record at each of `sequences`, in their order (its event, or what is
+  /// wrong with it), reading in chunks of read transactions; a sequence the log does not hold is
+  /// left out. Stops when `body` returns `false`.
+  /// - Returns: the number of records visited.
+  /// - Throws: what `body` throws, or ``EventStoreError/storage(_:)`` when LMDB fails.
+  @discardableResult
+  public func forEachRecord(at sequences: [UInt64], _ body: (RecordReading) throws -> Bool) throws -> Int {
     var start = 0
+    var visited = 0
     while start < sequences.count {
       let end = min(sequences.count, start + max(1, options.replayChunkSize))
+      var readings: [RecordReading] = []
       try storage {
         try environment.read { txn in
           for sequence in sequences[start..<end] {
-            let event = try withUnsafeBytes(of: sequence) { key in
-              try txn.withValue(forKey: key, in: schema.events) {
-                try RecordCodec.decode($0, sequence: sequence)
+            do {
+              let event = try withUnsafeBytes(of: sequence) { key in
+                try txn.withValue(forKey: key, in: schema.events) {
+                  try RecordCodec.decode($0, sequence: sequence)
+                }
               }
+              if let event { readings.append(.event(event)) }
+            } catch EventStoreError.corruptedRecord(let damaged, let reason) {
+              readings.append(.damaged(sequence: damaged, reason: reason))
             }
-            if let event { events.append(event) }
           }
         }
       }
+      for reading in readings {
+        visited += 1
+        guard try body(reading) else { return visited }
+      }
       start = end
     }
-    return events
+    return visited
   }
 }

@@ -97,6 +97,120 @@ extension EventStore {
     }
   }
 
+  /// A record as a walk that goes on past damage reads it: its event, or why it cannot be read.
+  public enum RecordReading: Sendable {
+    /// The record's event.
+    case event(RecordedEvent)
+    /// A record that does not decode (``EventStoreError/corruptedRecord(sequence:reason:)``):
+    /// its sequence and the reason.
+    case damaged(sequence: UInt64, reason: String)
+
+    /// The record's sequence.
+    public var sequence: UInt64 {
+      switch self {
+      case .event(let event): event.sequence
+      case .damaged(let sequence, _): sequence
+      }
+    }
+  }
+
+  /// Calls `body` with every record from `first` through `last` (the head when `nil`) in
+  /// `direction`'s order, its event or, for a damaged record, its sequence and what is wrong
+  /// with it, so that one bad record does not hide the others (`log`, `show`, `export
+  /// --salvage`). Reads in chunks that each use a fresh read transaction. Stops when `body`
+  /// returns `false`.
+  /// - Returns: the number of records visited.
+  /// - Throws: what `body` throws, or ``EventStoreError/storage(_:)`` when LMDB fails.
+  @discardableResult
+  public func forEachRecord(
+    from first: UInt64 = 1, through last: UInt64? = nil, direction: ReadDirection = .forward,
+    _ body: (RecordReading) throws -> Bool
+  ) throws -> Int {
+    let last = last ?? .max
+    guard first <= last else { return 0 }
+    let chunk = max(1, options.replayChunkSize)
+    var visited = 0
+    // The next sequence to read from (forward: the lowest; backward: the highest).
+    var next: UInt64 = direction == .forward ? first : last
+    while true {
+      var readings: [RecordReading] = []
+      try storage {
+        try environment.read { txn in
+          try txn.withCursor(in: schema.events) { cursor in
+            var found: Bool
+            switch direction {
+            case .forward:
+              found = try withUnsafeBytes(of: next) { try cursor.seek($0) }
+            case .backward:
+              found = try withUnsafeBytes(of: next) { try cursor.seek($0) }
+              if found, cursor.key.loadUnaligned(as: UInt64.self) > next {
+                found = try cursor.move(.previous)
+              } else if !found {
+                found = try cursor.move(.last)
+              }
+            }
+            while found && readings.count < chunk {
+              let sequence = cursor.key.loadUnaligned(as: UInt64.self)
+              guard sequence >= first && sequence <= last else { break }
+              do {
+                readings.append(.event(try RecordCodec.decode(cursor.value, sequence: sequence)))
+              } catch EventStoreError.corruptedRecord(let damaged, let reason) {
+                readings.append(.damaged(sequence: damaged, reason: reason))
+              }
+              found = try cursor.move(direction == .forward ? .next : .previous)
+            }
+          }
+        }
+      }
+      for reading in readings {
+        visited += 1
+        guard try body(reading) else { return visited }
+      }
+      guard readings.count == chunk, let end = readings.last?.sequence else { return visited }
+      switch direction {
+      case .forward:
+        guard end < last else { return visited }
+        next = end + 1
+      case .backward:
+        guard end > first else { return visited }
+        next = end - 1
+      }
+    }
+  }
+
+  /// The sequence of the event with ID `id`, or `nil` when the log holds none.
+  /// - Complexity: O(log n).
+  public func sequence(ofEventID id: UUID) throws -> UInt64? {
+    try storage {
+      try environment.read { txn in
+        try withUnsafeBytes(of: id.uuid) { key in
+          try txn.withValue(forKey: key, in: schema.eventIDs) {
+            UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))
+          }
+        }
+      }
+    }
+  }
+
+  /// The streams whose name satisfies `condition`, at most `limit` of them, in name order.
+  /// - Complexity: O(s) in the number of streams.
+  public func streams(limit: Int = .max, where condition: (StreamID) -> Bool) throws -> [StreamID] {
+    try storage {
+      try environment.read { txn in
+        try txn.withCursor(in: schema.streamEvents) { cursor in
+          var found = try cursor.move(.first)
+          var streams: [StreamID] = []
+          while found && streams.count < limit {
+            let stream = StreamID(String(decoding: cursor.key, as: UTF8.self))
+            if condition(stream) { streams.append(stream) }
+            found = try cursor.move(.nextKey)
+          }
+          return streams
+        }
+      }
+    }
+  }
+
   /// The current version of `stream` (its number of events); 0 when it does not exist.
   /// - Complexity: O(log n).
   public func version(of stream: StreamID) throws -> UInt64 {

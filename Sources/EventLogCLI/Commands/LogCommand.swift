@@ -2,118 +2,262 @@ import EventLog
 import Foundation
 import Replication
 
-/// `eventlog log`: the audit trail, filtered, paged through without loading the log whole.
+/// `eventlog log`: the audit trail, filtered by sequence or time, stream, type, origin device or
+/// origin, in log order or newest first, read without loading the log whole.
 struct LogCommand: CLICommand {
   static let configuration = CommandConfiguration(
-    name: "log", abstract: "Show the audit trail: every event, oldest first.")
+    name: "log", abstract: "Show the audit trail: events with their provenance, oldest first.",
+    discussion: """
+      The filters combine: --since and --until take an ISO 8601 time or a sequence number, and with --from and \
+      --to bound the range; --device, --stream and times are answered by the log's indexes, not a scan. On a \
+      terminal, without a filter, a range or a count, it shows the newest page and says how to see more. A \
+      damaged record is shown as such, in its place, and the others after it still are; the command then exits 1.
+      """)
+
+  /// How many events the newest page on a terminal shows.
+  static let terminalPage = 40
 
   @Flag(
     "json",
-    help: #"One JSON object per line (the export format; an event the server refused adds "rejected")."#)
+    help:
+      #"One JSON object per line (the export format, with "serverPosition" and "owner" where known; an event the server refused adds "rejected"; a damaged record is {"seq", "damaged"})."#
+  )
   var json: Bool
-  @Option("stream", "ID", help: "Only events of this stream (a UUID in it in either case).", type: .streamID)
+  @Option(
+    "stream", "ID", help: "Only events of this stream (a UUID in it in either case).", type: .streamID)
   var stream: StreamID?
-  @Option("type", "NAME", help: "Only events of this type.")
+  @Option(
+    "type", "NAME", help: "Only events of this type (a type neither the log nor this build knows is refused)."
+  )
   var type: String?
+  @Option("device", "UUID", help: "Only events first recorded by this device.", type: .uuid)
+  var device: UUID?
+  @Option("origin", "NAME", help: "Only events whose metadata names this origin (cli, sync, …).")
+  var origin: String?
+  @Option("since", "T", help: "From this time (ISO 8601) or sequence number on.", type: .logPoint)
+  var since: LogPoint?
+  @Option("until", "T", help: "Up to this time (ISO 8601) or sequence number.", type: .logPoint)
+  var until: LogPoint?
   @Option("from", "SEQ", help: "Start at this sequence number.", type: .sequence)
   var from: UInt64 = 1
   @Option("to", "SEQ", help: "Stop at this sequence number.", type: .sequence)
   var to: UInt64?
+  @Option("last", "N", help: "Only the newest N events selected.", type: .integer(in: 1...Int.max))
+  var last: Int?
+  @Flag("reverse", help: "Newest first.")
+  var reverse: Bool
   @Option("limit", "N", help: "Show at most N events.", type: .integer(in: 0...Int.max))
-  var limit: Int = .max
+  var limit: Int?
 
   func validate() throws(UsageError) {
     if let to, to < from {
       throw UsageError("'--to \(to)' is before '--from \(from)'")
     }
+    if case .sequence(let first) = since, case .sequence(let last) = until, last < first {
+      throw UsageError("'--until \(last)' is before '--since \(first)'")
+    }
+    if case .time(let first) = since, case .time(let last) = until, last < first {
+      throw UsageError("'--until' is before '--since'")
+    }
+  }
+
+  var selection: EventSelection {
+    EventSelection(
+      stream: stream, type: type, device: device, origin: origin, since: since, until: until, from: from,
+      to: to)
   }
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
-    let payloads = try store.payloadTranscoder()
-    // The events the projections skip: their lines say so, as export's do.
-    let skipped = Dictionary(
-      try store.skippedEvents().map { ($0.sequence, $0) }, uniquingKeysWith: { a, _ in a })
-    let console = context.console
-    // The events the replication server refused (usually none), shown with their reason.
-    let rejected = Dictionary(
-      try LocalReplica(store: store).rejections().map {
-        ($0.sequence, UUIDText.lowercased($0.reason))
-      }, uniquingKeysWith: { first, _ in first })
+    let names = context.dependencies.streamNames
+    var selection = self.selection
+    selection.stream = stream.map { names.stored($0.rawValue) }
+    try selection.validate(in: store, eventTypes: context.dependencies.eventTypes)
+    if let stream, let hint = try selection.streamHint(in: store, given: stream.rawValue, streams: names) {
+      throw CommandFailure(hint)
+    }
+    let head = try store.head()
+    // A terminal and no question asked: the newest page, and how to see more.
+    var newest = last
+    if newest == nil && limit == nil && !json && selection.isEverything && context.console.outputIsTerminal
+      && head > UInt64(Self.terminalPage)
+    {
+      newest = Self.terminalPage
+      context.console.error(
+        "the newest \(Self.terminalPage) of \(head) events; see others with --last N, --from SEQ, --since T or "
+          + "--limit N, or all of them through a pipe")
+    }
+    let printer = try EventPrinter(context: context, store: store, json: json, head: head)
+    let limit = self.limit ?? .max
+    var damaged: [UInt64] = []
     var shown = 0
-    var page = Table(["SEQ", "RECORDED AT", "STREAM", "VER", "TYPE", "PAYLOAD"], rightAligned: [0, 3])
-    func flushPage() {
-      if !page.rows.isEmpty { console.print(page.rendered(), terminator: "") }
-      page.rows.removeAll()
-    }
-    let visit: (RecordedEvent) throws -> Bool = { event in
-      try console.checkOutput()  // standard output failed (a full disk): stop reading the log
-      guard shown < limit else { return false }
-      if let to, event.sequence > to { return false }
-      guard event.sequence >= from, type.map({ $0 == event.type }) ?? true else { return true }
+    func show(_ reading: EventStore.RecordReading) throws {
+      try context.console.checkOutput()  // standard output failed (a full disk): stop reading the log
+      if case .damaged(let sequence, _) = reading { damaged.append(sequence) }
+      try printer.print(reading)
       shown += 1
-      let rejection = rejected.isEmpty ? nil : rejected[event.sequence]
-      if json {
-        let line = try EventJSON.line(
-          event, payloads: payloads, streams: context.dependencies.streamNames,
-          skipped: skipped[event.sequence])
-        if let rejection, line.hasSuffix("}") {
-          console.print(line.dropLast() + #","rejected":"# + JSONValue.string(rejection).rendered() + "}")
-        } else {
-          console.print(line)
-        }
-      } else {
-        let summary = EventJSON.summary(event, payloads: payloads)
-        page.append([
-          String(event.sequence), ISO8601.string(from: event.recordedAt),
-          context.dependencies.streamNames.displayed(event.stream),
-          String(event.version), event.type,
-          rejection.map { "[rejected by the server: \($0)] \(summary)" } ?? summary,
-        ])
-        if page.rows.count == 1_000 { flushPage() }
-      }
-      return true
     }
-    if let stream = stream.map({ context.dependencies.streamNames.stored($0.rawValue) }) {
-      var nextVersion: UInt64 = 1
-      walk: while true {
-        let events = try store.events(in: stream, fromVersion: nextVersion, limit: 1_000)
-        for event in events {
-          if try !visit(event) { break walk }
-        }
-        guard let last = events.last, events.count == 1_000 else { break }
-        nextVersion = last.version + 1
+    if let newest {
+      // The newest N, newest first from the end, then shown in the order asked.
+      var found: [EventStore.RecordReading] = []
+      try selection.walk(store, backward: true) { reading in
+        found.append(reading)
+        return found.count < newest
       }
-    } else {
-      try store.forEachEvent(from: from, through: to, visit)
+      for reading in (reverse ? found : found.reversed()).prefix(limit) { try show(reading) }
+    } else if limit > 0 {
+      try selection.walk(store, backward: reverse) { reading in
+        try show(reading)
+        return shown < limit
+      }
     }
-    flushPage()
+    printer.finish()
     if !json && shown == 0 { context.console.error("no events match") }
+    if let first = damaged.first {
+      throw CommandFailure(
+        "\(damaged.count) damaged record(s) among those shown (the first: event \(first)); "
+          + "`eventlog verify` lists every problem, `eventlog export --salvage` writes every readable event")
+    }
   }
 }
 
-/// `eventlog show SEQ`: one event in full.
-struct ShowCommand: CLICommand {
-  static let configuration = CommandConfiguration(name: "show", abstract: "Show one event in full.")
+/// How `log` prints events: a line of fixed columns each (one header for the whole listing), or
+/// one JSON object each, with their provenance.
+struct EventPrinter {
+  let context: CommandContext
+  let store: EventStore
+  let json: Bool
+  let payloads: PayloadTranscoder
+  let skipped: [UInt64: EventStore.SkippedEvent]
+  let rejected: [UInt64: String]
+  let replica: LocalReplica
+  let owner: String?
+  let columns: FixedColumns
+  private let headerPrinted = HeaderState()
 
-  @Argument("SEQ", help: "The event's sequence number.", type: .sequence)
-  var sequence: UInt64
+  /// Whether the header line was printed (a class: the printer is passed around by value).
+  final class HeaderState { var printed = false }
+
+  init(context: CommandContext, store: EventStore, json: Bool, head: UInt64) throws {
+    self.context = context
+    self.store = store
+    self.json = json
+    payloads = try store.payloadTranscoder()
+    // The events the projections skip: their lines say so, as export's do.
+    skipped = Dictionary(try store.skippedEvents().map { ($0.sequence, $0) }, uniquingKeysWith: { a, _ in a })
+    replica = LocalReplica(store: store)
+    // The events the replication server refused (usually none), shown with their reason.
+    rejected = Dictionary(
+      try replica.rejections().map { ($0.sequence, UUIDText.lowercased($0.reason)) },
+      uniquingKeysWith: { first, _ in first })
+    owner = try replica.owner()
+    columns = FixedColumns(columns: [
+      .init(header: "SEQ", width: max(3, String(head).count), rightAligned: true),
+      .init(header: "RECORDED AT", width: 27),
+      .init(header: "DEVICE", width: 8),
+      .init(header: "STREAM", width: 44),
+      .init(header: "VER", width: 4, rightAligned: true),
+      .init(header: "TYPE", width: 22),
+      .init(header: "PAYLOAD", width: 0),
+    ])
+  }
+
+  /// Prints one record.
+  func print(_ reading: EventStore.RecordReading) throws {
+    let console = context.console
+    switch reading {
+    case .damaged(let sequence, let reason):
+      if json {
+        console.print(
+          JSONValue.object([("seq", .uint(sequence)), ("damaged", .string(UUIDText.lowercased(reason)))])
+            .rendered())
+      } else {
+        printHeader()
+        console.print(columns.line([String(sequence), "DAMAGED: \(reason)"]))
+      }
+    case .event(let event):
+      let rejection = rejected.isEmpty ? nil : rejected[event.sequence]
+      if json {
+        var extra: [(String, JSONValue)] = []
+        if let position = try replica.origin(ofLocalSequence: event.sequence)?.position {
+          extra.append(("serverPosition", .uint(position)))
+        }
+        if let owner { extra.append(("owner", .string(owner))) }
+        if let rejection { extra.append(("rejected", .string(rejection))) }
+        let value = EventJSON.value(
+          event, payloads: payloads, streams: context.dependencies.streamNames,
+          skipped: skipped[event.sequence])
+        guard case .object(let members) = value else { return }
+        console.print(JSONValue.object(members + extra).rendered())
+      } else {
+        printHeader()
+        let summary = EventJSON.summary(event, payloads: payloads)
+        console.print(
+          columns.line([
+            String(event.sequence), ISO8601.string(from: event.recordedAt),
+            event.provenance.map { String($0.device.lowercasedString.prefix(8)) } ?? "-",
+            context.dependencies.streamNames.displayed(event.stream), String(event.version), event.type,
+            rejection.map { "[rejected by the server: \($0)] \(summary)" } ?? summary,
+          ]))
+      }
+    }
+  }
+
+  private func printHeader() {
+    guard !headerPrinted.printed else { return }
+    headerPrinted.printed = true
+    context.console.print(columns.header)
+  }
+
+  /// Ends the listing.
+  func finish() {}
+}
+
+/// `eventlog show SEQ|EVENT-ID`: one event in full, with its provenance.
+struct ShowCommand: CLICommand {
+  static let configuration = CommandConfiguration(
+    name: "show", abstract: "Show one event in full, with its provenance (by sequence number or event ID).")
+
+  @Argument(
+    "SEQ|EVENT-ID", help: "The event's sequence number, or its event ID (a UUID).", type: .eventReference)
+  var reference: EventReference
   @Flag("json", help: "As one JSON object (the log format).")
   var json: Bool
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
-    guard let event = try store.event(at: sequence) else {
-      throw CommandFailure("no event \(sequence) (the log's head is \(try store.head()))")
+    let sequence: UInt64
+    switch reference {
+    case .sequence(let number): sequence = number
+    case .id(let id):
+      guard let found = try store.sequence(ofEventID: id) else {
+        throw CommandFailure("no event with ID \(id.lowercasedString) in the log")
+      }
+      sequence = found
     }
-    let payloads = try store.payloadTranscoder()
+    let head = try store.head()
+    var reading: EventStore.RecordReading?
+    try store.forEachRecord(from: sequence, through: sequence) {
+      reading = $0; return false
+    }
+    guard let reading, reading.sequence == sequence else {
+      throw CommandFailure("no event \(sequence) (the log's head is \(head))")
+    }
     if json {
-      let skipped = try store.skippedEvents().first { $0.sequence == event.sequence }
-      context.console.print(
-        try EventJSON.line(
-          event, payloads: payloads, streams: context.dependencies.streamNames, skipped: skipped))
+      try EventPrinter(context: context, store: store, json: true, head: head).print(reading)
+      if case .damaged(_, let reason) = reading {
+        throw CommandFailure("event \(sequence) is damaged: \(reason)")
+      }
       return
     }
+    guard case .event(let event) = reading else {
+      if case .damaged(_, let reason) = reading {
+        context.console.print("seq      \(sequence)\ndamaged  \(reason)")
+        throw CommandFailure("event \(sequence) is damaged: \(reason)")
+      }
+      return
+    }
+    let payloads = try store.payloadTranscoder()
     let rendered = payloads.json(of: event)
     let payload =
       rendered.form == .binary
@@ -142,10 +286,27 @@ struct ShowCommand: CLICommand {
         "server position \(pulled.position), from device \(pulled.device.lowercasedString) (its seq \(pulled.sequence))",
       ])
     }
+    if let owner = try replica.owner() { table.append(["owner", owner]) }
     if let rejection = try replica.rejections().first(where: { $0.sequence == sequence }) {
       table.append(["rejected", "by the server: \(UUIDText.lowercased(rejection.reason))"])
     }
     table.append(["payload", payload])
     context.console.print(table.rendered(), terminator: "")
+  }
+}
+
+/// An event as a command line names it: its sequence number or its event ID.
+enum EventReference: Sendable, Equatable {
+  case sequence(UInt64)
+  case id(UUID)
+}
+
+extension ArgumentType where Value == EventReference {
+  /// A sequence number (digits) or an event ID (a UUID, in either case).
+  static var eventReference: ArgumentType {
+    .parsing(expected: "a sequence number or an event ID (a UUID)") { text in
+      if let id = UUID(uuidString: text) { return .id(id) }
+      return UInt64(text).flatMap { $0 >= 1 ? .sequence($0) : nil }
+    }
   }
 }

@@ -26,6 +26,8 @@ public final class Console: Sendable {
   private let output = Mutex(Output())
   /// Whether standard error is a terminal (progress is shown only then).
   public let errorIsTerminal: Bool
+  /// Whether standard output is a terminal (`log` then shows the newest page, not the whole log).
+  public let outputIsTerminal: Bool
   /// Where standard error goes instead of file descriptor 2 (tests).
   private let errorSink: (@Sendable ([UInt8]) -> Void)?
   /// Where standard output goes instead of file descriptor 1 (tests); a throw is a failed write.
@@ -34,6 +36,7 @@ public final class Console: Sendable {
   /// The process's own streams.
   public init() {
     errorIsTerminal = isatty(2) != 0
+    outputIsTerminal = isatty(1) != 0
     errorSink = nil
     outputSink = nil
   }
@@ -42,9 +45,10 @@ public final class Console: Sendable {
   /// whose standard output goes to `outputSink` when one is given (for tests).
   init(
     errorIsTerminal: Bool, errorSink: @escaping @Sendable ([UInt8]) -> Void,
-    outputSink: (@Sendable ([UInt8]) throws -> Void)? = nil
+    outputSink: (@Sendable ([UInt8]) throws -> Void)? = nil, outputIsTerminal: Bool = false
   ) {
     self.errorIsTerminal = errorIsTerminal
+    self.outputIsTerminal = outputIsTerminal
     self.errorSink = errorSink
     self.outputSink = outputSink
   }

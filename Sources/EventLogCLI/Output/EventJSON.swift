@@ -57,6 +57,8 @@ enum EventJSON {
       members.append(("device", .string(provenance.device.lowercasedString)))
       members.append(("deviceSeq", .uint(provenance.sequence)))
     }
+    // The provenance's origin, as the contract names it (the metadata's, repeated beside the device).
+    members.append(("origin", .string(event.metadata.origin)))
     // The stream as stored, when the app shows it otherwise (the example stores a booking's UUID
     // in upper case), so that a build without the app's stream names imports the very record; or
     // when the name shown reads back as another stream (a booking's stream stored with its UUID
