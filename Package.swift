@@ -86,7 +86,7 @@ let package = Package(
     // protocol an app's own commands use, as a library so that tests and apps can call it.
     .target(
       name: "EventLogCLI",
-      dependencies: ["EventLog", "Replication", "ReplicationPostgres", "ReplicationSupabase"]),
+      dependencies: ["EventLog", "Sodium", "Replication", "ReplicationPostgres", "ReplicationSupabase"]),
     // The example domain's commands for the command line (`restaurants …`, `bookings …`), a plug-in.
     .target(name: "RestaurantBookingCLI", dependencies: ["EventLogCLI", "RestaurantBooking", "EventLog"]),
     // The composition root of the shipped `eventlog`: the example's schema and plug-in, PostgreSQL

@@ -43,3 +43,53 @@ public enum BLAKE2b256 {
     }
   }
 }
+
+extension BLAKE2b256 {
+  /// A digest computed in pieces (`crypto_generichash_init`, `_update`, `_final`): for a long
+  /// text written a line at a time, such as an export.
+  ///
+  /// Not `Sendable`: one hasher is fed by one task.
+  public final class Hasher {
+    /// libsodium's state, 64-byte aligned as it asks (`crypto_generichash_state` is declared with
+    /// that alignment, which a Swift stack value would not promise).
+    private let state: UnsafeMutableRawPointer
+    private var finished = false
+
+    /// A hasher, keyed with `key` (empty: unkeyed; at most 64 bytes).
+    public init(key: [UInt8] = []) {
+      Sodium.ready()
+      precondition(key.count <= BLAKE2b256.maximumKeyLength, "a BLAKE2b key is at most 64 bytes")
+      state = UnsafeMutableRawPointer.allocate(byteCount: crypto_generichash_statebytes(), alignment: 64)
+      let result = key.withUnsafeBufferPointer { key in
+        crypto_generichash_init(
+          OpaquePointer(state), key.isEmpty ? nil : key.baseAddress, key.count, BLAKE2b256.length)
+      }
+      precondition(result == 0, "crypto_generichash_init failed with valid lengths")
+    }
+
+    deinit { state.deallocate() }
+
+    /// Adds `bytes`.
+    public func update(_ bytes: some Sequence<UInt8>) {
+      precondition(!finished, "a BLAKE2b hasher was fed after its digest was taken")
+      let copy = Array(bytes)
+      let result = copy.withUnsafeBufferPointer {
+        crypto_generichash_update(OpaquePointer(state), $0.baseAddress, UInt64($0.count))
+      }
+      precondition(result == 0, "crypto_generichash_update failed")
+    }
+
+    /// The digest of everything added (the hasher takes nothing more).
+    public func finalize() -> [UInt8] {
+      precondition(!finished, "a BLAKE2b hasher's digest was taken twice")
+      finished = true
+      var digest = [UInt8](repeating: 0, count: BLAKE2b256.length)
+      let result = crypto_generichash_final(OpaquePointer(state), &digest, BLAKE2b256.length)
+      precondition(result == 0, "crypto_generichash_final failed")
+      return digest
+    }
+  }
+}
+
+@available(*, unavailable)
+extension BLAKE2b256.Hasher: Sendable {}

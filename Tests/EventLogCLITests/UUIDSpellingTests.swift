@@ -1,4 +1,5 @@
 import Foundation
+import TestKit
 import Testing
 
 @testable import EventLogCLI
@@ -89,9 +90,11 @@ struct UUIDSpellingTests {
     #expect(upper != exported.stdout)
     for (name, input) in [("lower", exported.stdout), ("upper", upper)] {
       let other = InProcessCLI()
-      let imported = await other("import", try other.file("\(name).jsonl", input))
+      // Upper-cased, the lines no longer match the manifest's digest: imported unverified.
+      let imported = await other.run(
+        ["import"] + (name == "upper" ? ["--unverified"] : []) + [try other.file("\(name).jsonl", input)])
       #expect(imported.status == 0, "\(name): \(imported)")
-      #expect(await other("export").stdout == exported.stdout, "\(name)")
+      #expect(exportedEvents(await other("export").stdout) == exportedEvents(exported.stdout), "\(name)")
       // The stream is stored as the domain names it: the repository appends to it.
       #expect(await other("log", "--stream", "booking-\(booking)").stdout.contains("BookingCreated"))
       #expect(

@@ -58,7 +58,9 @@ struct PulledShapeTests {
     let imported = try runChild(Self.binary, ["--db", restored.environment(), "import", file])
     #expect(imported.status == 0, "\(imported)", sourceLocation: sourceLocation)
     let again = try runChild(Self.binary, ["--db", restored.environment(), "export"])
-    #expect(again.status == 0 && again.stdout == exported.stdout, "\(again)", sourceLocation: sourceLocation)
+    #expect(
+      again.status == 0 && exportedEvents(again.stdout) == exportedEvents(exported.stdout), "\(again)",
+      sourceLocation: sourceLocation)
     #expect(
       try runChild(Self.binary, ["--db", restored.environment(), "verify"]).status == 0,
       sourceLocation: sourceLocation)

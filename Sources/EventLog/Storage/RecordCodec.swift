@@ -166,6 +166,15 @@ package enum RecordCodec {
     return digest
   }
 
+  /// The chain value the format-2 record of `fields` carries (what the store computes as it
+  /// writes the record): how an export's line is checked against the record it came from.
+  package static func chainValue(of fields: Fields) -> ChainValue {
+    let size = encodedSize(fields)
+    return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { buffer in
+      encode(fields, into: buffer)
+    }
+  }
+
   /// Encodes a format-2 record into a new array (for tests and tools; the store encodes in place).
   package static func encode(_ fields: Fields) -> [UInt8] {
     [UInt8](unsafeUninitializedCapacity: encodedSize(fields)) { buffer, count in

@@ -178,6 +178,20 @@ extension EventStore {
     }
   }
 
+  /// The chain value the record at `sequence` carries, read from its stored bytes without
+  /// verifying the record (so a damaged record's still reads, unless the damage is in it); `nil`
+  /// when there is no such record or it carries none (format 1).
+  /// - Complexity: O(log n).
+  public func storedChainValue(at sequence: UInt64) throws -> ChainValue? {
+    try storage {
+      try environment.read { txn in
+        try withUnsafeBytes(of: sequence) { key in
+          try txn.withValue(forKey: key, in: schema.events) { RecordCodec.storedChain(of: $0) }
+        }
+      }
+    } ?? nil
+  }
+
   /// The sequence of the event with ID `id`, or `nil` when the log holds none.
   /// - Complexity: O(log n).
   public func sequence(ofEventID id: UUID) throws -> UInt64? {

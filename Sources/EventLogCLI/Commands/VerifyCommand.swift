@@ -25,7 +25,18 @@ struct VerifyCommand: CLICommand {
   )
   var json: Bool
 
+  @Option(
+    "export", "FILE",
+    help:
+      "Check an export file against its manifest and its lines' chain values instead (no environment needed)."
+  )
+  var export: String?
+
   func run(_ context: CommandContext) async throws {
+    if let export {
+      try verifyExport(export, context: context)
+      return
+    }
     let store = try context.openStore(.read)
     let progress = ProgressReporter("verify", console: context.console)
     let report = try store.verify { progress.update(completed: $0.completed, total: $0.total) }
@@ -110,6 +121,79 @@ struct VerifyCommand: CLICommand {
 }
 
 extension VerifyCommand {
+  /// `verify --export FILE`: every line against its record's chain value, runs of lines against
+  /// the log, the file against its manifest.
+  func verifyExport(_ path: String, context: CommandContext) throws {
+    let data = try InputReader.read(path)
+    guard let text = String(validating: data, as: UTF8.self) else {
+      throw ImportCommand.invalidUTF8(in: data)
+    }
+    let progress = ProgressReporter("verify", console: context.console)
+    let file = try ExportFile.read(
+      text, eventTypes: context.dependencies.eventTypes, streams: context.dependencies.streamNames,
+      progress: progress)
+    progress.finish()
+    let problems = file.problems()
+    let manifest = file.manifest
+    if json {
+      var members: [(String, JSONValue)] = [
+        ("ok", .bool(problems.isEmpty)), ("events", .int(Int64(file.entries.count))),
+        (
+          "problems",
+          .array(
+            problems.map { problem in
+              JSONValue.object([
+                ("line", problem.line.map { JSONValue.int(Int64($0)) } ?? .null),
+                ("problem", .string(problem.problem)),
+              ])
+            })
+        ),
+      ]
+      if let manifest {
+        members.append(
+          (
+            "manifest",
+            .object([
+              ("device", manifest.device.map { .string($0.lowercasedString) } ?? .null),
+              (
+                "head",
+                .object([
+                  ("seq", .uint(manifest.head)),
+                  ("chain", manifest.headChain.map { .string($0.hex) } ?? .null),
+                ])
+              ),
+              ("complete", .bool(manifest.complete)),
+              ("exportedAt", .string(ISO8601.string(from: manifest.exportedAt))),
+            ])
+          ))
+      }
+      context.console.print(JSONValue.object(members).rendered())
+    } else if problems.isEmpty, let manifest {
+      context.console.print(
+        "OK: \(file.entries.count) events; every line matches its record's chain value and the file its manifest."
+      )
+      context.console.print(
+        "Exported \(ISO8601.string(from: manifest.exportedAt)) from device \(manifest.device?.lowercasedString ?? "-") "
+          + "at its head, event \(manifest.head) \(manifest.headChain?.hex ?? "-")"
+          + (manifest.complete ? " (the whole log)." : " (part of the log: " + Self.part(of: manifest) + ").")
+      )
+    } else {
+      var table = Table(["LINE", "PROBLEM"], rightAligned: [0])
+      for problem in problems { table.append([problem.line.map(String.init) ?? "-", problem.problem]) }
+      context.console.print(table.rendered(), terminator: "")
+    }
+    if let first = problems.first {
+      throw CommandFailure("the export has \(problems.count) problem(s); the first: \(first)")
+    }
+  }
+
+  /// What part of the log an export's manifest says it holds.
+  static func part(of manifest: ExportManifest) -> String {
+    var parts = manifest.selection.map { "--\($0.0) \($0.1)" }
+    if !manifest.damaged.isEmpty { parts.append("\(manifest.damaged.count) damaged record(s) left out") }
+    return parts.joined(separator: ", ")
+  }
+
   /// The chain head's line, and a line for records the chain does not cover yet.
   static func printChain(_ report: EventStore.VerificationReport, to console: Console) {
     if let head = report.chainHead {

@@ -24,14 +24,24 @@ import Foundation
 enum EventJSON {
   static func line(
     _ event: RecordedEvent, payloads: PayloadTranscoder, streams: AppSchema.StreamNames,
-    skipped: EventStore.SkippedEvent? = nil
+    skipped: EventStore.SkippedEvent? = nil, previousChain: ChainValue? = nil
   ) throws -> String {
-    value(event, payloads: payloads, streams: streams, skipped: skipped).rendered()
+    value(event, payloads: payloads, streams: streams, skipped: skipped, previousChain: previousChain)
+      .rendered()
   }
 
+  /// The line of `event` as a value.
+  /// - Parameters:
+  ///   - event: the event.
+  ///   - payloads: what renders its payload.
+  ///   - streams: how its stream is shown.
+  ///   - skipped: how the projections skip it, if they do.
+  ///   - previousChain: the chain value of the record before it, when that record is not on the
+  ///     line before (an export's first line, or after a gap).
+  /// - Returns: the line's JSON object.
   static func value(
     _ event: RecordedEvent, payloads: PayloadTranscoder, streams: AppSchema.StreamNames,
-    skipped: EventStore.SkippedEvent? = nil
+    skipped: EventStore.SkippedEvent? = nil, previousChain: ChainValue? = nil
   ) -> JSONValue {
     let payload = payloads.json(of: event)
     let displayedStream = streams.displayed(event.stream)
@@ -69,6 +79,10 @@ enum EventJSON {
     // Stored as JSON (it came so, and this build's types did not read all of it): `import`
     // stores it so again, as it is, without judging it again.
     if payload.form == .stored { members.append(("payloadEncoding", .string("json"))) }
+    // The record's value in the chain, and the value before it where the line before does not
+    // say it: each line can be checked against its record (`ExportManifest`).
+    if let previousChain { members.append(("previousChain", .string(previousChain.hex))) }
+    if let chain = event.chain { members.append(("chain", .string(chain.hex))) }
     for layout in payloads.layouts(recordedAt: event.sequence)
     where layout.type == event.type && layout.schemaVersion == event.schemaVersion {
       members.append(("layout", .raw(String(decoding: layout.exportedJSON, as: UTF8.self))))
@@ -126,10 +140,7 @@ enum EventJSON {
   static func parse(
     _ line: Substring, number: Int, offset: Int = 0, payloads: inout PayloadTranscoder,
     streams: AppSchema.StreamNames
-  ) throws -> (
-    sequence: UInt64, stream: StreamID, version: UInt64, event: NewEvent,
-    skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)?, provenance: RecordedEvent.Provenance?
-  ) {
+  ) throws -> ParsedLine {
     func fail(_ message: String) -> CommandFailure { CommandFailure("line \(number): \(message)") }
     let text = Data(line.utf8)
     let object: [String: JSONNode]
@@ -170,6 +181,15 @@ enum EventJSON {
       stream = StreamID(name)
     }
     let type = try string("type")
+    func chainValue(_ name: String) throws -> ChainValue? {
+      guard let value = object[name] else { return nil }
+      guard let text = value.string, let chain = ChainValue(hex: text) else {
+        throw fail("field '\(name)' is not 64 hexadecimal digits")
+      }
+      return chain
+    }
+    let chain = try chainValue("chain")
+    let previousChain = try chainValue("previousChain")
     var provenance: RecordedEvent.Provenance?
     if object["device"] != nil || object["deviceSeq"] != nil {
       guard let device = UUID(uuidString: try string("device")) else {
@@ -247,13 +267,44 @@ enum EventJSON {
       let event = NewEvent(
         id: id, type: type, schemaVersion: schemaVersion, payload: Array(payloadNode.rendered),
         payloadEncoding: .json, metadata: metadata, recordedAt: recordedAt)
-      return (sequence, stream, version, event, skipped, provenance)
+      return ParsedLine(
+        sequence: sequence, stream: stream, version: version, event: event, skipped: skipped,
+        provenance: provenance, chain: chain, previousChain: previousChain)
     }
     // As a pull stores it: in binary when the types or a layout read all of it (a `$binary`
     // object's bytes as they are), else kept as JSON, which the store then skips as unreadable.
     let event = payloads.storedEvent(
       id: id, type: type, schemaVersion: schemaVersion, payload: payloadNode, metadata: metadata,
       recordedAt: recordedAt)
-    return (sequence, stream, version, event, skipped, provenance)
+    return ParsedLine(
+      sequence: sequence, stream: stream, version: version, event: event, skipped: skipped,
+      provenance: provenance, chain: chain, previousChain: previousChain)
+  }
+}
+
+/// An event line of an export, read back (``EventJSON/parse(_:number:offset:payloads:streams:)``).
+struct ParsedLine {
+  /// The sequence, stream and version it claims.
+  var sequence: UInt64
+  var stream: StreamID
+  var version: UInt64
+  /// The event to store.
+  var event: NewEvent
+  /// How the log it comes from skipped it, if it did.
+  var skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)?
+  /// The device that first recorded it and its sequence there, when the line says.
+  var provenance: RecordedEvent.Provenance?
+  /// The chain value of its record, and of the record before it when the line says.
+  var chain: ChainValue?
+  var previousChain: ChainValue?
+
+  /// The chain value of the record this line describes, as the log it came from stored it
+  /// after `previous`.
+  func recomputedChain(after previous: ChainValue) -> ChainValue {
+    RecordCodec.chainValue(
+      of: RecordCodec.Fields(
+        sequence: sequence, version: version,
+        recordedAtMicroseconds: (event.recordedAt ?? Date(timeIntervalSince1970: 0)).microsecondsSince1970,
+        event: event, stream: stream, provenance: provenance, previousChain: previous))
   }
 }
