@@ -1,22 +1,36 @@
 import Checksum
+import EventLog
 import Foundation
 import RestaurantBooking
+import Sodium
 
 /// The baselines' own minimal layout of events and read-model rows (no self-description): what
-/// the `lmdb-raw`, `lmdb-append` and `sqlite` systems store. An LMDB event record ends in the
-/// CRC-32C of the bytes before it, which every read verifies, as eventlog's records do (SQLite
-/// stores the payload in a column and checks nothing).
+/// the `lmdb-raw`, `lmdb-append` and `sqlite` systems store. An event carries its provenance (the
+/// origin device and its sequence there) and its value in a hash chain, computed at append as
+/// eventlog computes its records' (BLAKE2b-256 of the record's bytes before the value, keyed with
+/// the previous record's value, ``ChainValue/zero`` before the first). An LMDB event record ends
+/// in the CRC-32C of the bytes before it, which every read verifies, as eventlog's records do
+/// (SQLite stores the fields, the payload and the chain value in columns and checks nothing).
+/// Replay does not verify the chain, as eventlog's replay does not (its `verify` does).
 ///
 /// ```
-/// event record: type u8 | sequence u64 | event ID 16 | stream 16 | version u64 | recorded-at i64 | payload
+/// event record: type u8 | sequence u64 | event ID 16 | stream 16 | version u64 | recorded-at i64
+///               | origin device 16 | origin sequence u64 | payload
+///               | chain value 32 (BLAKE2b-256 of every byte before it, keyed with the previous record's)
 ///               | CRC-32C u32 (of every byte before it)
 /// booking payload / row: id 16 | restaurant 16 | restaurant name str | date f64 | party i64
 ///                        | customer str | notes opt-str | created-at f64       (~200 bytes)
 /// restaurant row: id 16 | name str | cuisine str
 /// ```
 enum RawRecords {
-  static let eventHeaderSize = 1 + 8 + 16 + 16 + 8 + 8
+  static let eventHeaderSize = 1 + 8 + 16 + 16 + 8 + 8 + 16 + 8
+  static let chainValueSize = ChainValue.length
   static let checksumSize = 4
+
+  /// The origin device of every event a baseline appends: its own, fixed (eventlog makes one per
+  /// environment at its first writable open and stores it with each event it appends).
+  static let device = UUID(
+    uuid: (0x0B, 0xE4, 0xC4, 0x11, 0x5E, 0x7A, 0x4B, 0x1D, 0x9A, 0x3F, 0x6C, 0x20, 0x8E, 0x51, 0xD7, 0x02))
 
   /// A record whose checksum does not match its bytes, or too short to hold one.
   struct CorruptRecord: Error, CustomStringConvertible {
@@ -45,28 +59,68 @@ enum RawRecords {
     }
   }
 
-  /// Writes a whole event record, its checksum last (the writer must be empty).
-  static func writeEvent(
+  /// Writes an event's fields and payload: the bytes its chain value is computed over. The
+  /// origin is the baselines' ``device`` and the event's sequence in this log.
+  static func writeEventBody(
     _ record: MixedEventRecord, sequence: UInt64, recordedAt: Int64, into writer: inout ByteWriter
   ) {
-    precondition(writer.bytes.isEmpty, "an event record starts an empty writer")
     writer.write(record.event.typeCode)
     writer.write(sequence)
     writer.write(record.eventID)
     writer.write(record.stream)
     writer.write(record.version)
     writer.write(recordedAt)
+    writer.write(device)
+    writer.write(sequence)
     writePayload(record.event, into: &writer)
+  }
+
+  /// The chain value of a record whose bytes before the value are `body`, after `previous`: as
+  /// eventlog computes it, BLAKE2b-256 of `body` keyed with `previous`.
+  @inline(__always)
+  static func chainValue(of body: UnsafeRawBufferPointer, after previous: ChainValue) -> ChainValue {
+    var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    return withUnsafeMutableBytes(of: &digest) { out in
+      previous.withUnsafeBytes { key in BLAKE2b256.hash(body, key: key, into: out) }
+      guard let value = ChainValue(bytes: UnsafeRawBufferPointer(out)) else {
+        preconditionFailure("a BLAKE2b-256 digest is a chain value's 32 bytes")
+      }
+      return value
+    }
+  }
+
+  /// Writes a whole LMDB event record (the writer must be empty): its body, its chain value
+  /// after `chain`, which becomes the record's, and its checksum last.
+  static func writeEvent(
+    _ record: MixedEventRecord, sequence: UInt64, recordedAt: Int64, chain: inout ChainValue,
+    into writer: inout ByteWriter
+  ) {
+    precondition(writer.bytes.isEmpty, "an event record starts an empty writer")
+    writeEventBody(record, sequence: sequence, recordedAt: recordedAt, into: &writer)
+    let previous = chain
+    chain = writer.bytes.withUnsafeBytes { chainValue(of: $0, after: previous) }
+    chain.withUnsafeBytes { writer.write(bytes: $0) }
     writer.write(writer.bytes.withUnsafeBytes { CRC32C.checksum($0) })
   }
 
-  /// The type code and payload of an LMDB event record, after verifying its checksum.
+  /// The chain value stored in an LMDB event record (its checksum not verified).
+  /// - Throws: ``CorruptRecord`` when the record is too short to hold one.
+  static func storedChain(of record: UnsafeRawBufferPointer) throws(CorruptRecord) -> ChainValue {
+    guard record.count >= eventHeaderSize + chainValueSize + checksumSize,
+      let value = ChainValue(
+        bytes: record[(record.count - checksumSize - chainValueSize)..<(record.count - checksumSize)])
+    else { throw CorruptRecord(description: "event record of \(record.count) bytes is too short") }
+    return value
+  }
+
+  /// The type code and payload of an LMDB event record, after verifying its checksum (not its
+  /// chain value: replay does not, as eventlog's does not).
   /// - Throws: ``CorruptRecord`` when the record is short or its checksum does not match.
   @inline(__always)
   static func verifiedEvent(
     _ record: UnsafeRawBufferPointer
   ) throws(CorruptRecord) -> (type: UInt8, payload: UnsafeRawBufferPointer) {
-    guard record.count >= eventHeaderSize + checksumSize else {
+    guard record.count >= eventHeaderSize + chainValueSize + checksumSize else {
       throw CorruptRecord(description: "event record of \(record.count) bytes is too short")
     }
     let body = record.count - checksumSize
@@ -75,7 +129,7 @@ enum RawRecords {
       let sequence = UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
       throw CorruptRecord(description: "event record \(sequence): checksum mismatch")
     }
-    return (record[0], UnsafeRawBufferPointer(rebasing: record[eventHeaderSize..<body]))
+    return (record[0], UnsafeRawBufferPointer(rebasing: record[eventHeaderSize..<(body - chainValueSize)]))
   }
 
   static func writeBooking(_ booking: Booking, into writer: inout ByteWriter) {

@@ -1,4 +1,5 @@
 import CSQLite
+import EventLog
 import Foundation
 
 /// A failed SQLite call, with SQLite's message and the statement.
@@ -138,6 +139,15 @@ final class SQLiteStatement {
       throw SQLiteError(code: SQLITE_MISMATCH, message: "column \(column) is not a 16-byte UUID", sql: sql)
     }
     return UUID(uuid: bytes.loadUnaligned(as: uuid_t.self))
+  }
+
+  /// A 32-byte blob column as a chain value.
+  func chainValue(_ column: Int32) throws -> ChainValue {
+    guard let value = ChainValue(bytes: blob(column)) else {
+      throw SQLiteError(
+        code: SQLITE_MISMATCH, message: "column \(column) is not a 32-byte chain value", sql: sql)
+    }
+    return value
   }
 }
 
