@@ -1,5 +1,4 @@
 import Checksum
-import EventLog
 import Foundation
 import RestaurantBooking
 import Sodium
@@ -8,7 +7,7 @@ import Sodium
 /// the `lmdb-raw`, `lmdb-append` and `sqlite` systems store. An event carries its provenance (the
 /// origin device and its sequence there) and its value in a hash chain, computed at append as
 /// eventlog computes its records' (BLAKE2b-256 of the record's bytes before the value, keyed with
-/// the previous record's value, ``ChainValue/zero`` before the first). An LMDB event record ends
+/// the previous record's value, zero before the first: ``RawChainValue``). An LMDB event record ends
 /// in the CRC-32C of the bytes before it, which every read verifies, as eventlog's records do
 /// (SQLite stores the fields, the payload and the chain value in columns and checks nothing).
 /// Replay does not verify the chain, as eventlog's replay does not (its `verify` does).
@@ -24,7 +23,7 @@ import Sodium
 /// ```
 enum RawRecords {
   static let eventHeaderSize = 1 + 8 + 16 + 16 + 8 + 8 + 16 + 8
-  static let chainValueSize = ChainValue.length
+  static let chainValueSize = RawChainValue.length
   static let checksumSize = 4
 
   /// The origin device of every event a baseline appends: its own, fixed (eventlog makes one per
@@ -75,42 +74,29 @@ enum RawRecords {
     writePayload(record.event, into: &writer)
   }
 
-  /// The chain value of a record whose bytes before the value are `body`, after `previous`: as
-  /// eventlog computes it, BLAKE2b-256 of `body` keyed with `previous`.
-  @inline(__always)
-  static func chainValue(of body: UnsafeRawBufferPointer, after previous: ChainValue) -> ChainValue {
-    var digest: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-    return withUnsafeMutableBytes(of: &digest) { out in
-      previous.withUnsafeBytes { key in BLAKE2b256.hash(body, key: key, into: out) }
-      guard let value = ChainValue(bytes: UnsafeRawBufferPointer(out)) else {
-        preconditionFailure("a BLAKE2b-256 digest is a chain value's 32 bytes")
-      }
-      return value
-    }
-  }
-
   /// Writes a whole LMDB event record (the writer must be empty): its body, its chain value
   /// after `chain`, which becomes the record's, and its checksum last.
   static func writeEvent(
-    _ record: MixedEventRecord, sequence: UInt64, recordedAt: Int64, chain: inout ChainValue,
+    _ record: MixedEventRecord, sequence: UInt64, recordedAt: Int64, chain: inout RawChainValue,
     into writer: inout ByteWriter
   ) {
     precondition(writer.bytes.isEmpty, "an event record starts an empty writer")
     writeEventBody(record, sequence: sequence, recordedAt: recordedAt, into: &writer)
     let previous = chain
-    chain = writer.bytes.withUnsafeBytes { chainValue(of: $0, after: previous) }
+    chain = writer.bytes.withUnsafeBytes { previous.next(over: $0) }
     chain.withUnsafeBytes { writer.write(bytes: $0) }
     writer.write(writer.bytes.withUnsafeBytes { CRC32C.checksum($0) })
   }
 
   /// The chain value stored in an LMDB event record (its checksum not verified).
   /// - Throws: ``CorruptRecord`` when the record is too short to hold one.
-  static func storedChain(of record: UnsafeRawBufferPointer) throws(CorruptRecord) -> ChainValue {
-    guard record.count >= eventHeaderSize + chainValueSize + checksumSize,
-      let value = ChainValue(
-        bytes: record[(record.count - checksumSize - chainValueSize)..<(record.count - checksumSize)])
-    else { throw CorruptRecord(description: "event record of \(record.count) bytes is too short") }
-    return value
+  static func storedChain(of record: UnsafeRawBufferPointer) throws(CorruptRecord) -> RawChainValue {
+    guard record.count >= eventHeaderSize + chainValueSize + checksumSize else {
+      throw CorruptRecord(description: "event record of \(record.count) bytes is too short")
+    }
+    return RawChainValue(
+      loadingFrom: UnsafeRawBufferPointer(rebasing: record[(record.count - checksumSize - chainValueSize)...])
+    )
   }
 
   /// The type code and payload of an LMDB event record, after verifying its checksum (not its
@@ -174,6 +160,46 @@ enum RawRecords {
     key.append(0)
     withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
     return key
+  }
+}
+
+/// A record's value in a baseline's hash chain: 32 bytes inline, as eventlog's `ChainValue` holds
+/// them, and the step to the next record's value, computed as eventlog computes it. (`ChainValue`'s
+/// initializer from bytes is generic and, called from this module, runs unspecialized, which
+/// would cost a baseline more than the hash itself.)
+struct RawChainValue {
+  /// The length of a value: 32 bytes.
+  static let length = BLAKE2b256.length
+  /// The value "before the first record": 32 zero bytes.
+  static let zero = RawChainValue()
+
+  private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+  private init() {}
+
+  /// The value of the first 32 bytes of `buffer`.
+  init(loadingFrom buffer: UnsafeRawBufferPointer) {
+    precondition(buffer.count >= Self.length, "a chain value is 32 bytes")
+    Swift.withUnsafeMutableBytes(of: &words) {
+      $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[0..<Self.length]))
+    }
+  }
+
+  /// The value of the record whose bytes before its value are `body`, after this one:
+  /// BLAKE2b-256 of `body` keyed with this value.
+  @inline(__always)
+  func next(over body: UnsafeRawBufferPointer) -> RawChainValue {
+    var next = RawChainValue()
+    Swift.withUnsafeBytes(of: words) { key in
+      Swift.withUnsafeMutableBytes(of: &next.words) { BLAKE2b256.hash(body, key: key, into: $0) }
+    }
+    return next
+  }
+
+  /// Calls `body` with the value's 32 bytes.
+  @inline(__always)
+  func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    try Swift.withUnsafeBytes(of: words, body)
   }
 }
 

@@ -1,5 +1,4 @@
 import CSQLite
-import EventLog
 import Foundation
 
 /// A failed SQLite call, with SQLite's message and the statement.
@@ -142,12 +141,13 @@ final class SQLiteStatement {
   }
 
   /// A 32-byte blob column as a chain value.
-  func chainValue(_ column: Int32) throws -> ChainValue {
-    guard let value = ChainValue(bytes: blob(column)) else {
+  func chainValue(_ column: Int32) throws -> RawChainValue {
+    let bytes = blob(column)
+    guard bytes.count == RawChainValue.length else {
       throw SQLiteError(
         code: SQLITE_MISMATCH, message: "column \(column) is not a 32-byte chain value", sql: sql)
     }
-    return value
+    return RawChainValue(loadingFrom: bytes)
   }
 }
 

@@ -1,5 +1,4 @@
 import CLMDB
-import EventLog
 import Foundation
 
 /// `lmdb-append`: the least work any LMDB event log must do: event bytes only (each record with
@@ -12,7 +11,7 @@ struct LMDBAppendSystem: BenchmarkSystem {
     let events: MDB_dbi
     var head: UInt64 = 0
     /// The head record's chain value (the log starts empty), the key of the next.
-    var chain = ChainValue.zero
+    var chain = RawChainValue.zero
     var writer = ByteWriter(capacity: 320)
 
     init(path: String, durable: Bool) throws {

@@ -1,5 +1,4 @@
 import CLMDB
-import EventLog
 import Foundation
 import RestaurantBooking
 
@@ -28,8 +27,8 @@ final class LMDBRawLog: @unchecked Sendable {
   let restaurantsByID: MDB_dbi
   let restaurantsByName: MDB_dbi
   private var head: UInt64 = 0
-  /// The head record's chain value (``ChainValue/zero`` in an empty log), the key of the next.
-  private var chain = ChainValue.zero
+  /// The head record's chain value (``RawChainValue/zero`` in an empty log), the key of the next.
+  private var chain = RawChainValue.zero
 
   struct Conflict: Error, CustomStringConvertible {
     var description: String
@@ -51,7 +50,7 @@ final class LMDBRawLog: @unchecked Sendable {
       var key = MDB_val()
       var value = MDB_val()
       let rc = mdb_cursor_get(cursor, &key, &value, MDB_LAST)
-      if rc == MDB_NOTFOUND { return (0, ChainValue.zero) }
+      if rc == MDB_NOTFOUND { return (0, RawChainValue.zero) }
       try mdbCheck(rc, "mdb_cursor_get")
       return (bytes(of: key).loadUnaligned(as: UInt64.self), try RawRecords.storedChain(of: bytes(of: value)))
     }

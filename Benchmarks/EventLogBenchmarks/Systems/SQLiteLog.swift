@@ -1,4 +1,3 @@
-import EventLog
 import Foundation
 import RestaurantBooking
 
@@ -25,10 +24,10 @@ final class SQLiteLog {
   private let upsertRestaurant: SQLiteStatement
   private let deleteRestaurant: SQLiteStatement
   private var writer = ByteWriter(capacity: 320)
-  /// The last event's sequence and chain value (0 and ``ChainValue/zero`` in an empty log);
+  /// The last event's sequence and chain value (0 and ``RawChainValue/zero`` in an empty log);
   /// restored when a transaction rolls back.
   private var head: UInt64
-  private var chain: ChainValue
+  private var chain: RawChainValue
 
   static let schema = """
     CREATE TABLE IF NOT EXISTS events(
@@ -107,7 +106,7 @@ final class SQLiteLog {
     writer.reset()
     RawRecords.writeEventBody(record, sequence: sequence, recordedAt: recordedAt, into: &writer)
     let previous = chain
-    let value = writer.bytes.withUnsafeBytes { RawRecords.chainValue(of: $0, after: previous) }
+    let value = writer.bytes.withUnsafeBytes { previous.next(over: $0) }
     try insertEvent.bind(1, Int64(sequence))
     try insertEvent.bind(2, record.eventID)
     try insertEvent.bind(3, record.stream)
