@@ -106,8 +106,8 @@ let package = Package(
     .executableTarget(
       name: "EventLogBenchmarks",
       dependencies: [
-        "EventLog", "RestaurantBooking", "Checksum", "TestKit", "CLMDB", "CSQLite", "CLibPQ", "Postgres",
-        "Replication", "ReplicationPostgres", "PostgresTestSupport", "ReplicationSupabase",
+        "EventLog", "RestaurantBooking", "Checksum", "Sodium", "TestKit", "CLMDB", "CSQLite", "CLibPQ",
+        "Postgres", "Replication", "ReplicationPostgres", "PostgresTestSupport", "ReplicationSupabase",
         "PostgRESTTestSupport",
       ],
       path: "Benchmarks/EventLogBenchmarks"
@@ -202,7 +202,8 @@ let package = Package(
     // the replicate systems (libpq, hand-written libpq, HTTPS through the PostgREST stand-in) store
     // and pull the same rows (against a throwaway PostgreSQL).
     .testTarget(
-      name: "BenchmarkTests", dependencies: ["EventLogBenchmarks", "TestKit", "CLMDB", "PostgresTestSupport"]),
+      name: "BenchmarkTests",
+      dependencies: ["EventLogBenchmarks", "EventLog", "Sodium", "TestKit", "CLMDB", "PostgresTestSupport"]),
     // Damage, hostile remotes, secrets and permissions, decoder fuzz regressions, model check.
     .testTarget(
       name: "HardeningTests",

@@ -21,6 +21,11 @@ struct ByteWriter {
     withUnsafeBytes(of: uuid.uuid) { bytes.append(contentsOf: $0) }
   }
 
+  /// The bytes as they are.
+  @inline(__always) mutating func write(bytes raw: UnsafeRawBufferPointer) {
+    bytes.append(contentsOf: raw)
+  }
+
   @inline(__always) mutating func write(_ date: Date) {
     write(date.timeIntervalSince1970.bitPattern)
   }

@@ -1,22 +1,35 @@
 import Checksum
 import Foundation
 import RestaurantBooking
+import Sodium
 
 /// The baselines' own minimal layout of events and read-model rows (no self-description): what
-/// the `lmdb-raw`, `lmdb-append` and `sqlite` systems store. An LMDB event record ends in the
-/// CRC-32C of the bytes before it, which every read verifies, as eventlog's records do (SQLite
-/// stores the payload in a column and checks nothing).
+/// the `lmdb-raw`, `lmdb-append` and `sqlite` systems store. An event carries its provenance (the
+/// origin device and its sequence there) and its value in a hash chain, computed at append as
+/// eventlog computes its records' (BLAKE2b-256 of the record's bytes before the value, keyed with
+/// the previous record's value, zero before the first: ``RawChainValue``). An LMDB event record ends
+/// in the CRC-32C of the bytes before it, which every read verifies, as eventlog's records do
+/// (SQLite stores the fields, the payload and the chain value in columns and checks nothing).
+/// Replay does not verify the chain, as eventlog's replay does not (its `verify` does).
 ///
 /// ```
-/// event record: type u8 | sequence u64 | event ID 16 | stream 16 | version u64 | recorded-at i64 | payload
+/// event record: type u8 | sequence u64 | event ID 16 | stream 16 | version u64 | recorded-at i64
+///               | origin device 16 | origin sequence u64 | payload
+///               | chain value 32 (BLAKE2b-256 of every byte before it, keyed with the previous record's)
 ///               | CRC-32C u32 (of every byte before it)
 /// booking payload / row: id 16 | restaurant 16 | restaurant name str | date f64 | party i64
 ///                        | customer str | notes opt-str | created-at f64       (~200 bytes)
 /// restaurant row: id 16 | name str | cuisine str
 /// ```
 enum RawRecords {
-  static let eventHeaderSize = 1 + 8 + 16 + 16 + 8 + 8
+  static let eventHeaderSize = 1 + 8 + 16 + 16 + 8 + 8 + 16 + 8
+  static let chainValueSize = RawChainValue.length
   static let checksumSize = 4
+
+  /// The origin device of every event a baseline appends: its own, fixed (eventlog makes one per
+  /// environment at its first writable open and stores it with each event it appends).
+  static let device = UUID(
+    uuid: (0x0B, 0xE4, 0xC4, 0x11, 0x5E, 0x7A, 0x4B, 0x1D, 0x9A, 0x3F, 0x6C, 0x20, 0x8E, 0x51, 0xD7, 0x02))
 
   /// A record whose checksum does not match its bytes, or too short to hold one.
   struct CorruptRecord: Error, CustomStringConvertible {
@@ -45,28 +58,55 @@ enum RawRecords {
     }
   }
 
-  /// Writes a whole event record, its checksum last (the writer must be empty).
-  static func writeEvent(
+  /// Writes an event's fields and payload: the bytes its chain value is computed over. The
+  /// origin is the baselines' ``device`` and the event's sequence in this log.
+  static func writeEventBody(
     _ record: MixedEventRecord, sequence: UInt64, recordedAt: Int64, into writer: inout ByteWriter
   ) {
-    precondition(writer.bytes.isEmpty, "an event record starts an empty writer")
     writer.write(record.event.typeCode)
     writer.write(sequence)
     writer.write(record.eventID)
     writer.write(record.stream)
     writer.write(record.version)
     writer.write(recordedAt)
+    writer.write(device)
+    writer.write(sequence)
     writePayload(record.event, into: &writer)
+  }
+
+  /// Writes a whole LMDB event record (the writer must be empty): its body, its chain value
+  /// after `chain`, which becomes the record's, and its checksum last.
+  static func writeEvent(
+    _ record: MixedEventRecord, sequence: UInt64, recordedAt: Int64, chain: inout RawChainValue,
+    into writer: inout ByteWriter
+  ) {
+    precondition(writer.bytes.isEmpty, "an event record starts an empty writer")
+    writeEventBody(record, sequence: sequence, recordedAt: recordedAt, into: &writer)
+    let previous = chain
+    chain = writer.bytes.withUnsafeBytes { previous.next(over: $0) }
+    chain.withUnsafeBytes { writer.write(bytes: $0) }
     writer.write(writer.bytes.withUnsafeBytes { CRC32C.checksum($0) })
   }
 
-  /// The type code and payload of an LMDB event record, after verifying its checksum.
+  /// The chain value stored in an LMDB event record (its checksum not verified).
+  /// - Throws: ``CorruptRecord`` when the record is too short to hold one.
+  static func storedChain(of record: UnsafeRawBufferPointer) throws(CorruptRecord) -> RawChainValue {
+    guard record.count >= eventHeaderSize + chainValueSize + checksumSize else {
+      throw CorruptRecord(description: "event record of \(record.count) bytes is too short")
+    }
+    return RawChainValue(
+      loadingFrom: UnsafeRawBufferPointer(rebasing: record[(record.count - checksumSize - chainValueSize)...])
+    )
+  }
+
+  /// The type code and payload of an LMDB event record, after verifying its checksum (not its
+  /// chain value: replay does not, as eventlog's does not).
   /// - Throws: ``CorruptRecord`` when the record is short or its checksum does not match.
   @inline(__always)
   static func verifiedEvent(
     _ record: UnsafeRawBufferPointer
   ) throws(CorruptRecord) -> (type: UInt8, payload: UnsafeRawBufferPointer) {
-    guard record.count >= eventHeaderSize + checksumSize else {
+    guard record.count >= eventHeaderSize + chainValueSize + checksumSize else {
       throw CorruptRecord(description: "event record of \(record.count) bytes is too short")
     }
     let body = record.count - checksumSize
@@ -75,7 +115,7 @@ enum RawRecords {
       let sequence = UInt64(littleEndian: record.loadUnaligned(fromByteOffset: 1, as: UInt64.self))
       throw CorruptRecord(description: "event record \(sequence): checksum mismatch")
     }
-    return (record[0], UnsafeRawBufferPointer(rebasing: record[eventHeaderSize..<body]))
+    return (record[0], UnsafeRawBufferPointer(rebasing: record[eventHeaderSize..<(body - chainValueSize)]))
   }
 
   static func writeBooking(_ booking: Booking, into writer: inout ByteWriter) {
@@ -120,6 +160,46 @@ enum RawRecords {
     key.append(0)
     withUnsafeBytes(of: id.uuid) { key.append(contentsOf: $0) }
     return key
+  }
+}
+
+/// A record's value in a baseline's hash chain: 32 bytes inline, as eventlog's `ChainValue` holds
+/// them, and the step to the next record's value, computed as eventlog computes it. (`ChainValue`'s
+/// initializer from bytes is generic and, called from this module, runs unspecialized, which
+/// would cost a baseline more than the hash itself.)
+struct RawChainValue {
+  /// The length of a value: 32 bytes.
+  static let length = BLAKE2b256.length
+  /// The value "before the first record": 32 zero bytes.
+  static let zero = RawChainValue()
+
+  private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+  private init() {}
+
+  /// The value of the first 32 bytes of `buffer`.
+  init(loadingFrom buffer: UnsafeRawBufferPointer) {
+    precondition(buffer.count >= Self.length, "a chain value is 32 bytes")
+    Swift.withUnsafeMutableBytes(of: &words) {
+      $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[0..<Self.length]))
+    }
+  }
+
+  /// The value of the record whose bytes before its value are `body`, after this one:
+  /// BLAKE2b-256 of `body` keyed with this value.
+  @inline(__always)
+  func next(over body: UnsafeRawBufferPointer) -> RawChainValue {
+    var next = RawChainValue()
+    Swift.withUnsafeBytes(of: words) { key in
+      Swift.withUnsafeMutableBytes(of: &next.words) { BLAKE2b256.hash(body, key: key, into: $0) }
+    }
+    return next
+  }
+
+  /// Calls `body` with the value's 32 bytes.
+  @inline(__always)
+  func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    try Swift.withUnsafeBytes(of: words, body)
   }
 }
 

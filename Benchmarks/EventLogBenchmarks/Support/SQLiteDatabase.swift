@@ -139,6 +139,16 @@ final class SQLiteStatement {
     }
     return UUID(uuid: bytes.loadUnaligned(as: uuid_t.self))
   }
+
+  /// A 32-byte blob column as a chain value.
+  func chainValue(_ column: Int32) throws -> RawChainValue {
+    let bytes = blob(column)
+    guard bytes.count == RawChainValue.length else {
+      throw SQLiteError(
+        code: SQLITE_MISMATCH, message: "column \(column) is not a 32-byte chain value", sql: sql)
+    }
+    return RawChainValue(loadingFrom: bytes)
+  }
 }
 
 @available(*, unavailable)

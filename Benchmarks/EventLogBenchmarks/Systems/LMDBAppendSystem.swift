@@ -1,14 +1,17 @@
 import CLMDB
 import Foundation
 
-/// `lmdb-append`: the least work any LMDB event log must do: event bytes only, appended with
-/// `MDB_APPEND` through one cursor, read back with one cursor scan. The physical limit, reported
-/// for scale; it keeps no index and no read model.
+/// `lmdb-append`: the least work any LMDB event log must do: event bytes only (each record with
+/// its provenance, its value in the hash chain and its CRC-32C, as eventlog's), appended with
+/// `MDB_APPEND` through one cursor, read back with one cursor scan that verifies each CRC. The
+/// physical limit, reported for scale; it keeps no index and no read model.
 struct LMDBAppendSystem: BenchmarkSystem {
   final class Log {
     let environment: RawEnvironment
     let events: MDB_dbi
     var head: UInt64 = 0
+    /// The head record's chain value (the log starts empty), the key of the next.
+    var chain = RawChainValue.zero
     var writer = ByteWriter(capacity: 320)
 
     init(path: String, durable: Bool) throws {
@@ -26,7 +29,7 @@ struct LMDBAppendSystem: BenchmarkSystem {
         for record in records {
           head += 1
           writer.reset()
-          RawRecords.writeEvent(record, sequence: head, recordedAt: recordedAt, into: &writer)
+          RawRecords.writeEvent(record, sequence: head, recordedAt: recordedAt, chain: &chain, into: &writer)
           var key = MDB_val(mv_size: 8, mv_data: nil)
           try withUnsafeMutableBytes(of: &head) { sequence in
             key.mv_data = sequence.baseAddress

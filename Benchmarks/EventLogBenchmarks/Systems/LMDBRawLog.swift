@@ -3,18 +3,19 @@ import Foundation
 import RestaurantBooking
 
 /// The `lmdb-raw` store: the same records as eventlog (events, ID index, stream index, read-model
-/// rows) written with the LMDB C API in a minimal fixed layout (``RawRecords``).
+/// rows) written with the LMDB C API in a minimal fixed layout (``RawRecords``), each event with
+/// its provenance and its value in the hash chain, as eventlog's records carry them.
 ///
 /// | database | key → value |
 /// |---|---|
-/// | `events` (`MDB_INTEGERKEY`) | sequence → event record |
+/// | `events` (`MDB_INTEGERKEY`) | sequence → event record (with its chain value and CRC-32C) |
 /// | `event_ids` | event ID (16) → sequence |
 /// | `streams` (`MDB_DUPSORT`, `MDB_DUPFIXED`) | stream (16) → version BE + sequence BE |
 /// | `bookings_by_id` | ID → booking row |
 /// | `bookings_by_date` | date+ID → nothing (an index, as eventlog's `by-date` since projection version 2) |
 /// | `restaurants_by_id` / `restaurants_by_name` | ID / lower-cased name+0+ID → restaurant row |
 final class LMDBRawLog: @unchecked Sendable {
-  // @unchecked Sendable: the database handles are immutable after `init`; `head` and `scratch`
+  // @unchecked Sendable: the database handles are immutable after `init`; `head` and `chain`
   // are touched only inside `append`, which runs inside a write transaction, and LMDB admits one
   // write transaction at a time per environment (threads block in mdb_txn_begin).
   let environment: RawEnvironment
@@ -26,6 +27,8 @@ final class LMDBRawLog: @unchecked Sendable {
   let restaurantsByID: MDB_dbi
   let restaurantsByName: MDB_dbi
   private var head: UInt64 = 0
+  /// The head record's chain value (``RawChainValue/zero`` in an empty log), the key of the next.
+  private var chain = RawChainValue.zero
 
   struct Conflict: Error, CustomStringConvertible {
     var description: String
@@ -40,16 +43,16 @@ final class LMDBRawLog: @unchecked Sendable {
     bookingsByDate = try environment.openDatabase("bookings_by_date")
     restaurantsByID = try environment.openDatabase("restaurants_by_id")
     restaurantsByName = try environment.openDatabase("restaurants_by_name")
-    head = try environment.read { txn in
+    (head, chain) = try environment.read { txn in
       var cursor: OpaquePointer?
       try mdbCheck(mdb_cursor_open(txn, events, &cursor), "mdb_cursor_open")
       defer { mdb_cursor_close(cursor) }
       var key = MDB_val()
       var value = MDB_val()
       let rc = mdb_cursor_get(cursor, &key, &value, MDB_LAST)
-      if rc == MDB_NOTFOUND { return 0 }
+      if rc == MDB_NOTFOUND { return (0, RawChainValue.zero) }
       try mdbCheck(rc, "mdb_cursor_get")
-      return bytes(of: key).loadUnaligned(as: UInt64.self)
+      return (bytes(of: key).loadUnaligned(as: UInt64.self), try RawRecords.storedChain(of: bytes(of: value)))
     }
   }
 
@@ -72,6 +75,7 @@ final class LMDBRawLog: @unchecked Sendable {
     var ids: [(id: UUID, sequence: UInt64)] = []
     ids.reserveCapacity(records.count)
     var sequence = head
+    var chain = chain
     for record in records {
       sequence += 1
       // Expected version: a booking's creation finds no stream.
@@ -82,7 +86,7 @@ final class LMDBRawLog: @unchecked Sendable {
         if exists != nil { throw Conflict(description: "stream \(record.stream) exists") }
       }
       writer.reset()
-      RawRecords.writeEvent(record, sequence: sequence, recordedAt: recordedAt, into: &writer)
+      RawRecords.writeEvent(record, sequence: sequence, recordedAt: recordedAt, chain: &chain, into: &writer)
       try withUnsafeBytes(of: sequence) { key in
         try writer.bytes.withUnsafeBytes { value in
           try RawLMDB.put(txn, events, key: key, value: value, flags: MDB_APPEND)
@@ -106,6 +110,7 @@ final class LMDBRawLog: @unchecked Sendable {
       }
     }
     head = sequence
+    self.chain = chain
   }
 
   private func applyReadModels(_ event: MixedEvent, in txn: OpaquePointer, writer: inout ByteWriter) throws {

@@ -4,9 +4,13 @@ import RestaurantBooking
 /// The `sqlite` store: the same records in tables, through prepared statements, WAL and
 /// `synchronous=FULL`.
 ///
-/// - `events(seq INTEGER PRIMARY KEY, id BLOB UNIQUE, stream BLOB, version, type, recorded_at, payload BLOB)`
-///   with `UNIQUE(stream, version)`: the log, the ID index and the stream index (a booking's
-///   creation at version 1 fails if its stream exists: the expected-version check).
+/// - `events(seq INTEGER PRIMARY KEY, id BLOB UNIQUE, stream BLOB, version, type, recorded_at,
+///   origin_device BLOB, origin_seq, payload BLOB, chain BLOB)` with `UNIQUE(stream, version)`: the
+///   log, the ID index and the stream index (a booking's creation at version 1 fails if its
+///   stream exists: the expected-version check). `origin_device` and `origin_seq` are the event's
+///   provenance (``RawRecords/device`` and its sequence), `chain` its 32-byte value in the hash
+///   chain, computed in Swift as eventlog computes it, over the row's fields and payload in the
+///   baselines' record layout (``RawRecords/writeEventBody(_:sequence:recordedAt:into:)``).
 /// - `bookings(id PRIMARY KEY, …)` with an index on `(date, id)`; `restaurants(id PRIMARY KEY,
 ///   name, cuisine)` with an index on `(name COLLATE NOCASE, id)`: the read models.
 final class SQLiteLog {
@@ -20,11 +24,16 @@ final class SQLiteLog {
   private let upsertRestaurant: SQLiteStatement
   private let deleteRestaurant: SQLiteStatement
   private var writer = ByteWriter(capacity: 320)
+  /// The last event's sequence and chain value (0 and ``RawChainValue/zero`` in an empty log);
+  /// restored when a transaction rolls back.
+  private var head: UInt64
+  private var chain: RawChainValue
 
   static let schema = """
     CREATE TABLE IF NOT EXISTS events(
       seq INTEGER PRIMARY KEY, id BLOB NOT NULL UNIQUE, stream BLOB NOT NULL, version INTEGER NOT NULL,
-      type INTEGER NOT NULL, recorded_at INTEGER NOT NULL, payload BLOB NOT NULL, UNIQUE(stream, version));
+      type INTEGER NOT NULL, recorded_at INTEGER NOT NULL, origin_device BLOB NOT NULL, origin_seq INTEGER NOT NULL,
+      payload BLOB NOT NULL, chain BLOB NOT NULL, UNIQUE(stream, version));
     CREATE TABLE IF NOT EXISTS bookings(
       id BLOB PRIMARY KEY, restaurant_id BLOB NOT NULL, restaurant_name TEXT NOT NULL, date REAL NOT NULL,
       party_size INTEGER NOT NULL, customer_name TEXT NOT NULL, notes TEXT, created_at REAL NOT NULL
@@ -44,7 +53,10 @@ final class SQLiteLog {
     commit = try database.prepare("COMMIT")
     rollback = try database.prepare("ROLLBACK")
     insertEvent = try database.prepare(
-      "INSERT INTO events(id, stream, version, type, recorded_at, payload) VALUES (?, ?, ?, ?, ?, ?)")
+      """
+      INSERT INTO events(seq, id, stream, version, type, recorded_at, origin_device, origin_seq, payload, chain)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      """)
     insertBooking = try database.prepare(
       """
       INSERT INTO bookings(id, restaurant_id, restaurant_name, date, party_size, customer_name, notes, created_at)
@@ -54,10 +66,19 @@ final class SQLiteLog {
     upsertRestaurant = try database.prepare(
       "INSERT OR REPLACE INTO restaurants(id, name, cuisine) VALUES (?, ?, ?)")
     deleteRestaurant = try database.prepare("DELETE FROM restaurants WHERE id = ?")
+    let last = try database.prepare("SELECT seq, chain FROM events ORDER BY seq DESC LIMIT 1")
+    defer { last.reset() }
+    if try last.step() {
+      head = UInt64(last.int64(0))
+      chain = try last.chainValue(1)
+    } else {
+      (head, chain) = (0, .zero)
+    }
   }
 
   /// Runs `body` in one transaction (one durable commit); rolls back if it throws.
   func transaction<R>(_ body: () throws -> R) throws -> R {
+    let (committedHead, committedChain) = (head, chain)
     try begin.run()
     do {
       let result = try body()
@@ -65,6 +86,7 @@ final class SQLiteLog {
       return result
     } catch {
       try? rollback.run()
+      (head, chain) = (committedHead, committedChain)
       throw error
     }
   }
@@ -77,17 +99,28 @@ final class SQLiteLog {
     }
   }
 
-  /// Inserts the event and updates the read models; call inside ``transaction(_:)``.
+  /// Inserts the event, with its provenance and chain value, and updates the read models; call
+  /// inside ``transaction(_:)``.
   func apply(_ record: MixedEventRecord, recordedAt: Int64) throws {
+    let sequence = head + 1
     writer.reset()
-    RawRecords.writePayload(record.event, into: &writer)
-    try insertEvent.bind(1, record.eventID)
-    try insertEvent.bind(2, record.stream)
-    try insertEvent.bind(3, Int64(record.version))
-    try insertEvent.bind(4, Int64(record.event.typeCode))
-    try insertEvent.bind(5, recordedAt)
-    try writer.bytes.withUnsafeBytes { try insertEvent.bind(6, $0) }
+    RawRecords.writeEventBody(record, sequence: sequence, recordedAt: recordedAt, into: &writer)
+    let previous = chain
+    let value = writer.bytes.withUnsafeBytes { previous.next(over: $0) }
+    try insertEvent.bind(1, Int64(sequence))
+    try insertEvent.bind(2, record.eventID)
+    try insertEvent.bind(3, record.stream)
+    try insertEvent.bind(4, Int64(record.version))
+    try insertEvent.bind(5, Int64(record.event.typeCode))
+    try insertEvent.bind(6, recordedAt)
+    try insertEvent.bind(7, RawRecords.device)
+    try insertEvent.bind(8, Int64(sequence))
+    try writer.bytes.withUnsafeBytes {
+      try insertEvent.bind(9, UnsafeRawBufferPointer(rebasing: $0[RawRecords.eventHeaderSize...]))
+    }
+    try value.withUnsafeBytes { try insertEvent.bind(10, $0) }
     try insertEvent.run()
+    (head, chain) = (sequence, value)
     switch record.event {
     case .bookingCreated(let b):
       try insertBooking.bind(1, b.id)
