@@ -180,7 +180,8 @@ public struct ServerOrderEntry: Sendable, Hashable {
 }
 
 /// What a local log knows of its replication, without a server: the outbox, the marks, where
-/// pulled events came from and which events the server refused.
+/// pulled events came from, the server positions of its events (and so the server's order), the
+/// server's chain value its last pull recorded, and which events the server refused.
 public struct LocalReplica: Sendable {
   /// The local log.
   public let store: EventStore
