@@ -74,7 +74,7 @@ let package = Package(
     .target(name: "EventLog", dependencies: ["LMDB", "Checksum", "Sodium"]),
     // Replication through a server: outbox push, ordered pull, live mode; generic over the
     // transport and the domain.
-    .target(name: "Replication", dependencies: ["EventLog"]),
+    .target(name: "Replication", dependencies: ["EventLog", "Sodium"]),
     // The PostgreSQL transport of replication: the server schema (versioned SQL) and libpq calls.
     .target(name: "ReplicationPostgres", dependencies: ["Replication", "Postgres", "EventLog"]),
     // The HTTPS transport of replication: Supabase's API (PostgREST `rpc/`) calling the same SQL
@@ -167,7 +167,7 @@ let package = Package(
       dependencies: [
         "Replication", "ReplicationPostgres", "Postgres", "PostgresTestSupport", "EventLog",
         "RestaurantBooking",
-        "TestKit", "ReviewEntity",
+        "TestKit", "ReviewEntity", "LMDB", "Checksum", "Sodium",
       ]),
     // Replication through Supabase's API: the HTTPS transport against the PostgREST stand-in over
     // a real PostgreSQL with Supabase's auth pieces (users, tokens, faults, the command line).
@@ -176,7 +176,7 @@ let package = Package(
       dependencies: [
         "ReplicationSupabase", "Replication", "ReplicationPostgres", "PostgRESTTestSupport",
         "PostgresTestSupport", "Postgres", "HTTP", "HTTPTestSupport", "EventLog", "RestaurantBooking",
-        "TestKit",
+        "TestKit", "Sodium",
       ]),
     .testTarget(name: "HTTPTests", dependencies: ["HTTP", "HTTPTestSupport"]),
     // The PostgREST stand-in against a throwaway PostgreSQL: tokens, calls, errors, faults.

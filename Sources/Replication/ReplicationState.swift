@@ -17,9 +17,13 @@ import Foundation
 /// | `replication.pulled.` + sequence (UInt64 BE) | a pulled event: server position (UInt64 LE), origin device (16 bytes), origin sequence (UInt64 LE) |
 /// | `replication.rejected.` + sequence (UInt64 BE) | a local event the server refused: event ID (16 bytes), then the reason (UTF-8) |
 /// | `replication.unstorable.` + position (UInt64 BE) | a server event this log cannot store (or the server cannot serve): event ID (16 bytes, zeros when not known), then the reason |
+/// | `replication.position.` + sequence (UInt64 BE) | a local event's server position (UInt64 LE): set when the server acknowledges a push of it, or a pull stores it or finds it here |
+/// | `replication.at.` + position (UInt64 BE) | the local sequence (UInt64 LE) of the event at that server position: the same entries, keyed the other way |
+/// | `replication.server-head` | the server's chain value at the last position pulled that had one (from server schema version 5): the position (UInt64 LE), then the 32 bytes |
 ///
-/// The cursor and the pulled events' entries are written in the transaction that stores the
-/// page; the pushed mark and rejections after the server's transaction committed.
+/// The cursor, the server head and the pulled events' entries are written in the transaction that
+/// stores the page; the pushed mark, rejections and the pushed events' positions after the
+/// server's transaction committed.
 enum ReplicationState {
   static let pushedKey = Array("replication.pushed".utf8)
   static let cursorKey = Array("replication.cursor".utf8)
@@ -32,6 +36,25 @@ enum ReplicationState {
   static let divergedKey = Array("replication.diverged".utf8)
   static let repushKey = Array("replication.repush".utf8)
   static let ownerKey = Array("replication.owner".utf8)
+  static let positionPrefix = Array("replication.position.".utf8)
+  static let atPrefix = Array("replication.at.".utf8)
+  static let serverHeadKey = Array("replication.server-head".utf8)
+
+  /// The two entries that say the local event `sequence` is at server `position`.
+  static func located(_ sequence: UInt64, at position: UInt64) -> [EventStore.StateChange] {
+    [.put(key(positionPrefix, sequence), encode(position)), .put(key(atPrefix, position), encode(sequence))]
+  }
+
+  /// The server head's value: the position, then the chain value.
+  static func encodeServerHead(_ head: ServerChainHead) -> [UInt8] {
+    encode(head.position) + head.value.bytes
+  }
+
+  /// A server head as stored, or `nil`.
+  static func decodeServerHead(_ bytes: [UInt8]?) -> ServerChainHead? {
+    guard let bytes, bytes.count == 40, let value = ChainValue(bytes: bytes[8...]) else { return nil }
+    return ServerChainHead(position: decode(Array(bytes.prefix(8))), value: value)
+  }
 
   /// The cursor's value: the position, then the event's ID when known.
   static func encodeCursor(_ cursor: PullCursor) -> [UInt8] {
@@ -143,10 +166,22 @@ public struct ReplicationStatus: Sendable, Hashable {
   public var diverged: String?
   /// The owner this device replicates as, or `nil` before its first contact with a server.
   public var owner: String?
+  /// The server's chain value at the last position this device pulled that had one (a server of
+  /// schema version 5 or later), or `nil`.
+  public var serverHead: ServerChainHead?
+}
+
+/// A server position and the local event there (``LocalReplica/serverOrder(after:limit:)``).
+public struct ServerOrderEntry: Sendable, Hashable {
+  /// The position in the owner's log on the server.
+  public var position: UInt64
+  /// The local sequence of the event there.
+  public var sequence: UInt64
 }
 
 /// What a local log knows of its replication, without a server: the outbox, the marks, where
-/// pulled events came from and which events the server refused.
+/// pulled events came from, the server positions of its events (and so the server's order), the
+/// server's chain value its last pull recorded, and which events the server refused.
 public struct LocalReplica: Sendable {
   /// The local log.
   public let store: EventStore
@@ -195,7 +230,43 @@ public struct LocalReplica: Sendable {
       cursor: try cursor(),
       unreadable: try store.skippedCount() + unstorable.count, rejected: try rejections(),
       unstorable: unstorable, conflicts: try notes(ReplicationState.conflictPrefix), diverged: try diverged(),
-      owner: try owner())
+      owner: try owner(), serverHead: try serverHead())
+  }
+
+  /// The server's chain value at the last position this device pulled that had one, recorded in
+  /// the transaction that stored the page: what `verify --remote` compares the server's chain
+  /// with. `nil` before a pull from a server of schema version 5 or later.
+  public func serverHead() throws -> ServerChainHead? {
+    ReplicationState.decodeServerHead(try store.stateValue(forKey: ReplicationState.serverHeadKey))
+  }
+
+  /// The server position of the local event `sequence`, when this device knows it: the server
+  /// acknowledged a push of it, or a pull stored it or found it here. `nil` for an event not on
+  /// the server, not replicated, or pushed by a build before this one and not pulled since (a
+  /// `pull --resync` learns those).
+  /// - Complexity: O(log n).
+  public func position(ofLocalSequence sequence: UInt64) throws -> UInt64? {
+    try store.stateValue(forKey: ReplicationState.key(ReplicationState.positionPrefix, sequence)).map {
+      ReplicationState.decode($0)
+    }
+  }
+
+  /// The local events whose server position this device knows, in server order: the positions
+  /// after `position`, at most `limit` of them. Positions this device has no event for (not
+  /// pulled yet, or not stored: ``ReplicationStatus/unstorable``) are left out; `log
+  /// --server-order` walks the log with it, and shows every other event after them.
+  /// - Complexity: O(log n + k).
+  public func serverOrder(after position: UInt64 = 0, limit: Int = .max) throws -> [ServerOrderEntry] {
+    guard limit > 0, position < .max else { return [] }
+    return try store.stateEntries(
+      withPrefix: ReplicationState.atPrefix,
+      from: ReplicationState.key(ReplicationState.atPrefix, position + 1), limit: limit
+    ).compactMap { entry in
+      guard let position = ReplicationState.number(inKey: entry.key, after: ReplicationState.atPrefix),
+        entry.value.count == 8
+      else { return nil }
+      return ServerOrderEntry(position: position, sequence: ReplicationState.decode(entry.value))
+    }
   }
 
   private func notes(_ prefix: [UInt8]) throws -> [ServerEventNote] {

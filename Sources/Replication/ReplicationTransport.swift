@@ -4,7 +4,9 @@ import Synchronization
 
 /// How the replicator talks to the server that holds the shared log.
 ///
-/// Two implementations call the same SQL functions (`eventlog_api`, server schema version 3):
+/// Two implementations call the same SQL functions (`eventlog_api`, server schema version 3; the
+/// anchoring calls, ``pullChained(after:limit:maxBytes:)``, ``attestedHeads(device:after:limit:)`` and a
+/// push with a head, need version 5):
 /// libpq (`ReplicationPostgres`) and Supabase's HTTPS API (PostgREST's `rpc/`). Every call may
 /// block for as long as the server takes; implementations keep their blocking work off the
 /// caller's executor, and bound each call by ``ReplicationDeadline/current`` when it is set.
@@ -27,10 +29,11 @@ public protocol ReplicationTransport: Sendable {
 
   /// Stores `events` of `device` on the server in one server transaction, each checked on its
   /// own, with the device's pushed mark set to `through` (the last local sequence the batch
-  /// accounts for).
+  /// accounts for) and, when `head` is given (a server of schema version 5 or later), the
+  /// device's chain value at `through` attested there.
   /// - Returns: an outcome per event, in order.
   func push(
-    _ events: [OutgoingEvent], device: DeviceCredentials, through: UInt64
+    _ events: [OutgoingEvent], device: DeviceCredentials, through: UInt64, head: ChainValue?
   ) async throws -> [PushOutcome]
 
   /// The device's pushed mark on the server, under its key.
@@ -44,6 +47,21 @@ public protocol ReplicationTransport: Sendable {
   ///   ``ReplicationError/serverBehind(server:head:cursor:)`` when it holds fewer events.
   func pull(after cursor: PullCursor, limit: Int, maxBytes: Int, wait: Duration) async throws -> [PulledRow]
 
+  /// The owner's server rows after `cursor`, as ``pull(after:limit:maxBytes:wait:)`` finds them,
+  /// with what the server's chain covers besides and each row's chain value (server schema
+  /// version 5), every column as the server sent it, for ``ServerChain`` to recompute: at most
+  /// `limit` rows and, past the first, at most `maxBytes` of payload. A row the transport could not
+  /// take (over what an answer may hold) comes with only its position and
+  /// ``ReplicationWire/RowFields/unavailable``.
+  /// - Throws: as ``pull(after:limit:maxBytes:wait:)``.
+  func pullChained(
+    after cursor: PullCursor, limit: Int, maxBytes: Int
+  ) async throws -> [ReplicationWire.RowFields]
+
+  /// The heads the server accepted for `device` (any device of the owner) after attestation
+  /// number `after`, in the order it accepted them: at most `limit` (server schema version 5).
+  func attestedHeads(device: UUID, after: UInt64, limit: Int) async throws -> [AttestedHead]
+
   /// The owner's last position on the server, or 0.
   func head() async throws -> UInt64
 
@@ -53,6 +71,62 @@ public protocol ReplicationTransport: Sendable {
 
   /// Drops the connections (a later call connects again).
   func close()
+}
+
+extension ReplicationTransport {
+  /// Stores `events` without attesting a head: what a server of any schema version takes.
+  public func push(
+    _ events: [OutgoingEvent], device: DeviceCredentials, through: UInt64
+  ) async throws -> [PushOutcome] {
+    try await push(events, device: device, through: through, head: nil)
+  }
+}
+
+/// A chain head a device attested with a push, as the server keeps it
+/// (`eventlog.attested_heads`, server schema version 5).
+public struct AttestedHead: Sendable, Hashable {
+  /// Its number on the server: attestations are numbered in the order the server accepted them.
+  public var attestation: UInt64
+  /// The local sequence the head is the device's chain value at (the push's `p_through`).
+  public var sequence: UInt64
+  /// The device's chain value there, as it said.
+  public var head: ChainValue
+  /// SHA-256 of the device key the push was made with.
+  public var keyHash: [UInt8]
+  /// The owner's last position on the server when it accepted the head.
+  public var serverPosition: UInt64
+  /// The server's chain value at that position then.
+  public var serverHead: ChainValue
+  /// When the server accepted it.
+  public var attestedAt: Date
+
+  /// Creates an attestation.
+  public init(
+    attestation: UInt64, sequence: UInt64, head: ChainValue, keyHash: [UInt8], serverPosition: UInt64,
+    serverHead: ChainValue, attestedAt: Date
+  ) {
+    self.attestation = attestation
+    self.sequence = sequence
+    self.head = head
+    self.keyHash = keyHash
+    self.serverPosition = serverPosition
+    self.serverHead = serverHead
+    self.attestedAt = attestedAt
+  }
+}
+
+/// A position of an owner's log on the server and the server's chain value there.
+public struct ServerChainHead: Sendable, Hashable {
+  /// The position.
+  public var position: UInt64
+  /// The server's chain value at it.
+  public var value: ChainValue
+
+  /// Creates the pair.
+  public init(position: UInt64, value: ChainValue) {
+    self.position = position
+    self.value = value
+  }
 }
 
 /// What a transport's error says about trying again.
@@ -208,12 +282,17 @@ public struct OutgoingEvent: Sendable, Hashable {
   public var metadata: EventMetadata
   /// When it was first recorded, to the microsecond.
   public var recordedAt: Date
+  /// The device that first recorded it and its sequence there, as its record says (an imported
+  /// event's is another device's); `nil` when not known, and the server then takes the pushing
+  /// device and ``localSequence``.
+  public var provenance: RecordedEvent.Provenance?
 
   /// Creates an outgoing event.
   public init(
     localSequence: UInt64, id: UUID, stream: StreamID, type: String, schemaVersion: UInt16,
-    payload: [UInt8], metadata: EventMetadata, recordedAt: Date
+    payload: [UInt8], metadata: EventMetadata, recordedAt: Date, provenance: RecordedEvent.Provenance? = nil
   ) {
+    self.provenance = provenance
     self.localSequence = localSequence
     self.id = id
     self.stream = stream
@@ -226,12 +305,12 @@ public struct OutgoingEvent: Sendable, Hashable {
 }
 
 extension OutgoingEvent {
-  /// The outgoing form of a local event, with its payload's JSON object.
+  /// The outgoing form of a local event, with its payload's JSON object and its provenance.
   public init(_ event: RecordedEvent, payload: [UInt8]) {
     self.init(
       localSequence: event.sequence, id: event.id, stream: event.stream, type: event.type,
       schemaVersion: event.schemaVersion, payload: payload, metadata: event.metadata,
-      recordedAt: event.recordedAt)
+      recordedAt: event.recordedAt, provenance: event.provenance)
   }
 }
 
@@ -255,7 +334,8 @@ public struct ServerEvent: Sendable, Hashable {
   public var position: UInt64
   /// The event's ID.
   public var id: UUID
-  /// The device that pushed it first.
+  /// The device that first recorded it (from server schema version 5, as the pushing device's
+  /// record says; before, the device that pushed it first).
   public var originDevice: UUID
   /// Its sequence in that device's log.
   public var originSequence: UInt64

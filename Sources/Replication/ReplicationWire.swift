@@ -11,7 +11,9 @@ public enum ReplicationWire {
 
   /// The `p_events` argument of `eventlog_api.push`: a JSON array of
   /// `{"id", "seq", "stream", "type", "schemaVersion", "payload", "recordedAt", "metadata"}`,
-  /// `recordedAt` in microseconds since 1970, `payload` the event's JSON object as it is.
+  /// `recordedAt` in microseconds since 1970, `payload` the event's JSON object as it is, and
+  /// `"device"` and `"deviceSeq"` (its recorded origin) when the event's provenance is known
+  /// (servers before schema version 5 ignore them).
   ///
   /// Written byte by byte into one buffer (IDs in lower case, strings quoted by
   /// `JSONWriter`'s rule): building it with string appends and Foundation's formatters was a third of a
@@ -37,6 +39,12 @@ public enum ReplicationWire {
       out.append(contentsOf: event.payload)
       out.append(contentsOf: #","recordedAt":"#.utf8)
       out.append(contentsOf: String(event.recordedAt.microsecondsSince1970).utf8)
+      if let provenance = event.provenance {
+        out.append(contentsOf: #","device":"#.utf8)
+        JSONWriter.appendQuoted(provenance.device, to: &out)
+        out.append(contentsOf: #","deviceSeq":"#.utf8)
+        out.append(contentsOf: String(provenance.sequence).utf8)
+      }
       out.append(contentsOf: #","metadata":{"origin":"#.utf8)
       JSONWriter.appendQuoted(event.metadata.origin, to: &out)
       if let id = event.metadata.correlationID {
@@ -79,13 +87,31 @@ public enum ReplicationWire {
     public var origin: String?
     /// `recorded_at_us`: microseconds since 1970.
     public var recordedAtMicroseconds: String?
+    /// `pushed_by` (`pull_chained`): the device that pushed the event.
+    public var pushedBy: String?
+    /// `pushed_sequence` (`pull_chained`): its sequence in that device's log.
+    public var pushedSequence: String?
+    /// `metadata` (`pull_chained`): the metadata's JSON text, as the server renders it.
+    public var metadata: [UInt8]?
+    /// `chain` (`pull_chained`): the row's value in the server's chain, 64 hexadecimal digits.
+    public var chain: String?
+    /// Why the transport could not take the row (its answer would be over what one may hold),
+    /// when it could not: the other fields are then missing.
+    public var unavailable: String?
 
     /// Creates the fields.
     public init(
       position: String?, id: String?, originDevice: String?, originSequence: String?, stream: String?,
       type: String?, schemaVersion: String?, payload: [UInt8]?, correlationID: String?, causationID: String?,
-      origin: String?, recordedAtMicroseconds: String?
+      origin: String?, recordedAtMicroseconds: String?, pushedBy: String? = nil,
+      pushedSequence: String? = nil,
+      metadata: [UInt8]? = nil, chain: String? = nil, unavailable: String? = nil
     ) {
+      self.pushedBy = pushedBy
+      self.pushedSequence = pushedSequence
+      self.metadata = metadata
+      self.chain = chain
+      self.unavailable = unavailable
       self.position = position
       self.id = id
       self.originDevice = originDevice
@@ -115,6 +141,7 @@ public enum ReplicationWire {
     }
     let id = fields.id.flatMap(UUID.init(uuidString:))
     func malformed(_ reason: String) -> PulledRow { .malformed(position: position, id: id, reason: reason) }
+    if let unavailable = fields.unavailable { return malformed(unavailable) }
     guard let id else { return malformed("the row has no valid event ID") }
     guard let originDevice = fields.originDevice.flatMap(UUID.init(uuidString:)) else {
       return malformed("the row has no valid origin device")
@@ -158,5 +185,32 @@ public enum ReplicationWire {
           correlationID: fields.correlationID.flatMap(UUID.init(uuidString:)),
           causationID: fields.causationID.flatMap(UUID.init(uuidString:)), origin: origin),
         recordedAt: Date(microsecondsSince1970: microseconds)))
+  }
+}
+
+extension ReplicationWire {
+  /// An attested head from the columns of `eventlog_api.attested_heads` as text, whichever
+  /// transport read them.
+  /// - Throws: ``ReplicationError/protocolViolation(server:reason:)`` for a column missing or
+  ///   malformed.
+  public static func attestedHead(
+    attestation: String?, sequence: String?, head: String?, keyHash: String?, serverPosition: String?,
+    serverHead: String?, attestedAtMicroseconds: String?, server: String
+  ) throws -> AttestedHead {
+    guard let attestation = attestation.flatMap(UInt64.init),
+      let sequence = sequence.flatMap(UInt64.init), sequence > 0,
+      let head = head.flatMap(ChainValue.init(hex:)),
+      let keyHash = keyHash.flatMap({ Hex.bytes($0) }), keyHash.count == 32,
+      let serverPosition = serverPosition.flatMap(UInt64.init),
+      let serverHead = serverHead.flatMap(ChainValue.init(hex:)),
+      let microseconds = attestedAtMicroseconds.flatMap(Int64.init)
+    else {
+      throw ReplicationError.protocolViolation(
+        server: server, reason: "attested_heads answered a malformed row")
+    }
+    return AttestedHead(
+      attestation: attestation, sequence: sequence, head: head, keyHash: keyHash,
+      serverPosition: serverPosition,
+      serverHead: serverHead, attestedAt: Date(microsecondsSince1970: microseconds))
   }
 }

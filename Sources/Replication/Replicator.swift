@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import Sodium
 
 /// How a ``Replicator`` batches, pages and retries.
 public struct ReplicationOptions: Sendable {
@@ -174,6 +175,15 @@ public final class Replicator: Sendable {
     return DeviceCredentials(id: id, key: key)
   }
 
+  /// SHA-256 of this device's secret key, as the server keeps marks and attestations under it, or
+  /// `nil` before the key was made (nothing was pushed). Reads only.
+  func deviceKeyHash() throws -> [UInt8]? {
+    guard let key = try store.stateValue(forKey: ReplicationState.deviceKeyKey), key.count == 64 else {
+      return nil
+    }
+    return SHA256.hash(key)
+  }
+
   // MARK: Retrying
 
   /// Runs `body` with the command's deadline: the caller's ``ReplicationDeadline`` when it set
@@ -290,10 +300,11 @@ public final class Replicator: Sendable {
       var changes: [EventStore.StateChange] = [
         .put(ReplicationState.ownerKey, Array(owner.utf8)), .delete(ReplicationState.pushedKey),
         .delete(ReplicationState.cursorKey), .delete(ReplicationState.divergedKey),
-        .put(ReplicationState.repushKey, [1]),
+        .delete(ReplicationState.serverHeadKey), .put(ReplicationState.repushKey, [1]),
       ]
       for prefix in [
         ReplicationState.ackedPrefix, ReplicationState.unstorablePrefix, ReplicationState.conflictPrefix,
+        ReplicationState.positionPrefix, ReplicationState.atPrefix,
       ] {
         for entry in try store.stateEntries(withPrefix: prefix) { changes.append(.delete(entry.key)) }
       }
@@ -313,18 +324,20 @@ public final class Replicator: Sendable {
     throw ReplicationError.serverChanged(server: transport.server, reason: reason)
   }
 
-  /// Forgets what this device knew of the server (its marks, its cursor, the acknowledgements a
-  /// pull had yet to see, and the record that the server's log changed): the next push sends
-  /// every event of the outbox again (the server acknowledges those it holds and stores those
-  /// it lost), and the next pull starts from the server's first event (those this log holds are
-  /// not stored again). Run it once the server is the one to keep.
+  /// Forgets what this device knew of the server (its marks, its cursor, the server head it
+  /// recorded there, the acknowledgements a pull had yet to see, the events' server positions, and
+  /// the record that the server's log changed): the next push sends every event of the outbox
+  /// again (the server acknowledges those it holds and stores those it lost), and the next pull
+  /// starts from the server's first event (those this log holds are not stored again, and their
+  /// positions are learnt again). Run it once the server is the one to keep.
   public func resync() async throws {
     var changes: [EventStore.StateChange] = [
       .delete(ReplicationState.divergedKey), .delete(ReplicationState.pushedKey),
-      .delete(ReplicationState.cursorKey), .put(ReplicationState.repushKey, [1]),
+      .delete(ReplicationState.cursorKey), .delete(ReplicationState.serverHeadKey),
+      .put(ReplicationState.repushKey, [1]),
     ]
-    for entry in try store.stateEntries(withPrefix: ReplicationState.ackedPrefix) {
-      changes.append(.delete(entry.key))
+    for prefix in [ReplicationState.ackedPrefix, ReplicationState.positionPrefix, ReplicationState.atPrefix] {
+      for entry in try store.stateEntries(withPrefix: prefix) { changes.append(.delete(entry.key)) }
     }
     try await store.updateState(changes)
   }
@@ -351,7 +364,10 @@ public final class Replicator: Sendable {
   ) async throws -> PushSummary {
     try await withDeadline {
       try checkNotDiverged()
-      try await admit(try await retrying(onRetry: onRetry) { try await transport.serverInfo() })
+      let info = try await retrying(onRetry: onRetry) { try await transport.serverInfo() }
+      try await admit(info)
+      // From schema version 5 each batch attests this device's chain value at its mark.
+      let anchored = info.schemaVersion >= Self.anchoringSchema
       guard let device = try await credentials(creating: true) else {
         throw ReplicationError.noDevice(path: store.path)
       }
@@ -392,7 +408,9 @@ public final class Replicator: Sendable {
           break
         }
         var changes: [EventStore.StateChange] = []
-        for (event, outcome) in try await send(batch, device: device, through: through, onRetry: onRetry) {
+        for (event, outcome) in try await send(
+          batch, device: device, through: through, anchored: anchored, onRetry: onRetry)
+        {
           switch outcome {
           case .stored(let position):
             summary.pushed += 1
@@ -400,12 +418,14 @@ public final class Replicator: Sendable {
               .put(
                 ReplicationState.key(ReplicationState.ackedPrefix, position),
                 ReplicationState.uuidBytes(event.id)))
+            changes += ReplicationState.located(event.localSequence, at: position)
             if rejected.remove(event.localSequence) != nil {
               changes.append(
                 .delete(ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence)))
             }
-          case .alreadyStored:
+          case .alreadyStored(let position):
             summary.alreadyStored += 1
+            changes += ReplicationState.located(event.localSequence, at: position)
             if rejected.remove(event.localSequence) != nil {
               changes.append(
                 .delete(ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence)))
@@ -462,24 +482,31 @@ public final class Replicator: Sendable {
     return max(sequence, min(mark.pushedThrough, localMark))
   }
 
+  /// The server schema version from which a push attests the device's chain head and a pull
+  /// records the server's (`eventlog_api.pull_chained`).
+  static let anchoringSchema = 5
+
   /// Pushes `batch` in one server transaction; when the server refuses the batch as a whole
   /// (too large, say), pushes its events one by one, so that only those it refuses alone are
-  /// rejected.
+  /// rejected. When `anchored`, each push attests this log's chain value at its `through`.
   /// - Returns: each event with what the server did.
   private func send(
-    _ batch: [OutgoingEvent], device: DeviceCredentials, through: UInt64,
+    _ batch: [OutgoingEvent], device: DeviceCredentials, through: UInt64, anchored: Bool,
     onRetry: (@Sendable (String, Duration) -> Void)?
   ) async throws -> [(OutgoingEvent, PushOutcome)] {
+    // A record stored before environment format 5 and not rewritten yet has no chain value.
+    let head = anchored ? try store.event(at: through)?.chain : nil
     do {
       let outcomes = try await retrying(onRetry: onRetry) {
-        try await transport.push(batch, device: device, through: through)
+        try await transport.push(batch, device: device, through: through, head: head)
       }
       return Array(zip(batch, outcomes))
     } catch let error as any ReplicationTransportError where error.failureKind == .rejected {
       guard batch.count > 1 else { return [(batch[0], .refused(reason: error.description))] }
       var results: [(OutgoingEvent, PushOutcome)] = []
       for event in batch {
-        results += try await send([event], device: device, through: event.localSequence, onRetry: onRetry)
+        results += try await send(
+          [event], device: device, through: event.localSequence, anchored: anchored, onRetry: onRetry)
       }
       return results
     }
@@ -504,8 +531,7 @@ public final class Replicator: Sendable {
             OutgoingEvent(
               localSequence: event.sequence, id: event.id, stream: event.stream, type: event.type,
               schemaVersion: event.schemaVersion, payload: conversion.outgoing(event),
-              metadata: event.metadata,
-              recordedAt: event.recordedAt))
+              metadata: event.metadata, recordedAt: event.recordedAt, provenance: event.provenance))
         }
         through = event.sequence
         if batch.count == limit { break }
@@ -535,6 +561,9 @@ public final class Replicator: Sendable {
       let info = try await retrying(onRetry: onRetry) { try await transport.serverInfo() }
       try await admit(info)
       let serverHead = info.head
+      // From schema version 5 the rows come with the server's chain, whose value at the cursor
+      // is recorded with it.
+      let anchored = info.schemaVersion >= Self.anchoringSchema
       if serverHead < cursor.position {
         try await diverge(
           "it holds \(serverHead) events of this owner, but this device has pulled \(cursor.position)")
@@ -561,15 +590,17 @@ public final class Replicator: Sendable {
       while !shouldStop() {
         let page: [PulledRow]
         let asked: Int
+        let chainHead: ServerChainHead?
         do {
           let fetched: PulledPage
           if let next = prefetched {
             prefetched = nil
             fetched = try await next.value
           } else {
-            fetched = try await fetch(after: cursor, limit: limit, head: serverHead, onRetry: onRetry)
+            fetched = try await fetch(
+              after: cursor, limit: limit, head: serverHead, anchored: anchored, onRetry: onRetry)
           }
-          (page, asked) = (fetched.rows, fetched.limit)
+          (page, asked, chainHead) = (fetched.rows, fetched.limit, fetched.chainHead)
         } catch ReplicationError.serverChanged(_, let reason) {
           try await diverge(reason)
         }
@@ -588,11 +619,12 @@ public final class Replicator: Sendable {
         let next = PullCursor(position: last.position, eventID: last.id)
         if page.count == asked || last.position < serverHead {
           prefetched = Task { [limit] in
-            try await self.fetch(after: next, limit: limit, head: serverHead, onRetry: onRetry)
+            try await self.fetch(
+              after: next, limit: limit, head: serverHead, anchored: anchored, onRetry: onRetry)
           }
         }
         let outcome = try await storePage(
-          page, after: cursor, acked: acked, conversion: conversion, summary: &summary)
+          page, serverHead: chainHead, after: cursor, acked: acked, conversion: conversion, summary: &summary)
         if let reason = outcome { try await diverge(reason) }
         ReplicationDeadline.current?.progressed()
         cursor = next
@@ -607,10 +639,12 @@ public final class Replicator: Sendable {
     }
   }
 
-  /// A pulled page and the number of rows it was asked for.
+  /// A pulled page, the number of rows it was asked for, and the server's chain value at its
+  /// last row that came with one.
   struct PulledPage: Sendable {
     var rows: [PulledRow]
     var limit: Int
+    var chainHead: ServerChainHead?
   }
 
   /// How many times a one-row page may time out before its row is passed.
@@ -629,14 +663,28 @@ public final class Replicator: Sendable {
   /// page size of them, then the tries), so that a one-shot pull gets down to the row before its
   /// budget runs out.
   private func fetch(
-    after cursor: PullCursor, limit: Int, head: UInt64, onRetry: (@Sendable (String, Duration) -> Void)?
+    after cursor: PullCursor, limit: Int, head: UInt64, anchored: Bool,
+    onRetry: (@Sendable (String, Duration) -> Void)?
   ) async throws -> PulledPage {
     var limit = max(1, limit)
     var timeouts = 0
+    var chainHead: ServerChainHead?
     let rows = try await retrying(onRetry: onRetry) { () async throws -> [PulledRow] in
       do {
-        return try await transport.pull(
-          after: cursor, limit: limit, maxBytes: options.pullPageBytes, wait: .zero)
+        guard anchored else {
+          return try await transport.pull(
+            after: cursor, limit: limit, maxBytes: options.pullPageBytes, wait: .zero)
+        }
+        let fields = try await transport.pullChained(
+          after: cursor, limit: limit, maxBytes: options.pullPageBytes)
+        let rows = try fields.map { try ReplicationWire.row($0, server: transport.server) }
+        chainHead =
+          zip(rows, fields).reversed().lazy.compactMap { row, fields in
+            fields.chain.flatMap(ChainValue.init(hex:)).map {
+              ServerChainHead(position: row.position, value: $0)
+            }
+          }.first
+        return rows
       } catch let error as any ReplicationTransportError
         where error.isTimeout && (limit > 1 || cursor.position < head)
       {
@@ -665,15 +713,15 @@ public final class Replicator: Sendable {
       }
       previous = row.position
     }
-    return PulledPage(rows: rows, limit: limit)
+    return PulledPage(rows: rows, limit: limit, chainHead: chainHead)
   }
 
   /// Stores one page with the cursor after it.
   /// - Returns: why the server's log no longer matches this device's, when an event the server
   ///   acknowledged is not where it said; else `nil`.
   private func storePage(
-    _ page: [PulledRow], after cursor: PullCursor, acked: [(key: [UInt8], value: [UInt8])],
-    conversion: PayloadConversion,
+    _ page: [PulledRow], serverHead: ServerChainHead?, after cursor: PullCursor,
+    acked: [(key: [UInt8], value: [UInt8])], conversion: PayloadConversion,
     summary: inout PullSummary
   ) async throws -> String? {
     guard let last = page.last else { return nil }
@@ -721,22 +769,26 @@ public final class Replicator: Sendable {
     }
     let cursorValue = ReplicationState.encodeCursor(PullCursor(position: last.position, eventID: last.id))
     let ackedKeys = ackedByPosition.keys.map { ReplicationState.key(ReplicationState.ackedPrefix, $0) }
+    let headValue = serverHead.map(ReplicationState.encodeServerHead)
     let outcomes = try await store.ingest(events) { [notes, sources] outcomes in
       var changes = notes + ackedKeys.map { .delete($0) }
       changes.append(.put(ReplicationState.cursorKey, cursorValue))
+      if let headValue { changes.append(.put(ReplicationState.serverHeadKey, headValue)) }
       for (event, outcome) in zip(sources, outcomes) {
         switch outcome {
         case .stored(let sequence), .skipped(let sequence, _, _):
           changes.append(
             .put(
               ReplicationState.key(ReplicationState.pulledPrefix, sequence), ReplicationState.pulled(event)))
+          changes += ReplicationState.located(sequence, at: event.position)
         case .refused(let reason):
           changes.append(
             .put(
               ReplicationState.key(ReplicationState.unstorablePrefix, event.position),
               ReplicationState.note(event.id, reason)))
-        case .alreadyPresent:
-          break
+        case .alreadyPresent(let sequence):
+          // This device's own event (or one pulled before): its position is the server's.
+          changes += ReplicationState.located(sequence, at: event.position)
         }
       }
       return changes
@@ -766,7 +818,7 @@ public final class Replicator: Sendable {
 
   /// How the local event at `sequence` differs from the pulled `event` with its ID, or `nil`
   /// when they are the same event.
-  private func difference(between event: EventStore.IngestedEvent, and sequence: UInt64) throws -> String? {
+  func difference(between event: EventStore.IngestedEvent, and sequence: UInt64) throws -> String? {
     guard let local = try store.event(at: sequence) else { return nil }
     var fields: [String] = []
     if local.stream != event.stream { fields.append("stream") }

@@ -71,23 +71,29 @@ public final class PostgresTransport: ReplicationTransport {
   }
 
   /// Stores `events` with `eventlog_api.push` in one server transaction, setting the device's
-  /// pushed mark to `through`.
+  /// pushed mark to `through`, and attesting `head` there (server schema version 5) when given.
   /// - Parameters:
   ///   - events: the batch, in local sequence order.
   ///   - device: this device's ID and key.
   ///   - through: the last local sequence the batch accounts for.
+  ///   - head: this device's chain value at `through`, or `nil` (then the four-argument `push`,
+  ///     which every server version has, is called).
   /// - Returns: an outcome per event, in order.
   /// - Throws: a ``PostgresError``, or `ReplicationError.protocolViolation` when the server
   ///   answers another number of rows, another order or an outcome it does not define.
   public func push(
-    _ events: [OutgoingEvent], device: DeviceCredentials, through: UInt64
+    _ events: [OutgoingEvent], device: DeviceCredentials, through: UInt64, head: ChainValue?
   ) async throws -> [PushOutcome] {
     let body = String(decoding: ReplicationWire.events(events), as: UTF8.self)
     let server = self.server
-    return try await query("push \(events.count) events") { connection, timeout in
+    var parameters: [PostgresValue] = [.uuid(device.id), .text(device.key), .integer(through), .text(body)]
+    if let head { parameters.append(.text(head.hex)) }
+    let call =
+      head == nil
+      ? "eventlog_api.push($1, $2, $3, $4::jsonb)" : "eventlog_api.push($1, $2, $3, $4::jsonb, $5)"
+    return try await query("push \(events.count) events") { [parameters] connection, timeout in
       let rows = try connection.query(
-        "SELECT event_id, event_position, outcome, reason FROM eventlog_api.push($1, $2, $3, $4::jsonb)",
-        [.uuid(device.id), .text(device.key), .integer(through), .text(body)],
+        "SELECT event_id, event_position, outcome, reason FROM \(call)", parameters,
         purpose: "push \(events.count) events", timeout: timeout)
       guard rows.count == events.count else {
         throw ReplicationError.protocolViolation(
@@ -180,6 +186,71 @@ public final class PostgresTransport: ReplicationTransport {
       }
     } catch let error as PostgresError where error.sqlState == "EL001" || error.sqlState == "EL002" {
       throw ReplicationError.serverChanged(server: server, reason: error.message)
+    }
+  }
+
+  /// The owner's server rows after `cursor` with the server's chain (`eventlog_api.pull_chained`,
+  /// server schema version 5), every column as the server sent it.
+  /// - Throws: `ReplicationError.serverChanged` when the server holds another event at the
+  ///   cursor, or fewer events than the cursor; a ``PostgresError``.
+  public func pullChained(
+    after cursor: PullCursor, limit: Int, maxBytes: Int
+  ) async throws -> [ReplicationWire.RowFields] {
+    let server = self.server
+    do {
+      return try await query("pull the events after position \(cursor.position)") { connection, timeout in
+        let rows = try connection.query(
+          """
+          SELECT event_position, event_id, origin_device, origin_sequence, pushed_by, pushed_sequence, stream,
+            type, schema_version, payload, metadata, correlation_id, causation_id, origin, recorded_at_us, chain
+          FROM eventlog_api.pull_chained($1, $2, $3, $4, 0)
+          """,
+          [
+            .integer(cursor.position), cursor.eventID.map(PostgresValue.uuid) ?? .null, .integer(limit),
+            .integer(maxBytes),
+          ], purpose: "pull the events after position \(cursor.position)", timeout: timeout)
+        return try (0..<rows.count).map { row in
+          ReplicationWire.RowFields(
+            position: try rows.value(row, "event_position"), id: try rows.value(row, "event_id"),
+            originDevice: try rows.value(row, "origin_device"),
+            originSequence: try rows.value(row, "origin_sequence"), stream: try rows.value(row, "stream"),
+            type: try rows.value(row, "type"), schemaVersion: try rows.value(row, "schema_version"),
+            payload: try rows.value(row, "payload").map { Array($0.utf8) },
+            correlationID: try rows.value(row, "correlation_id"),
+            causationID: try rows.value(row, "causation_id"), origin: try rows.value(row, "origin"),
+            recordedAtMicroseconds: try rows.value(row, "recorded_at_us"),
+            pushedBy: try rows.value(row, "pushed_by"),
+            pushedSequence: try rows.value(row, "pushed_sequence"),
+            metadata: try rows.value(row, "metadata").map { Array($0.utf8) },
+            chain: try rows.value(row, "chain"))
+        }
+      }
+    } catch let error as PostgresError where error.sqlState == "EL001" || error.sqlState == "EL002" {
+      throw ReplicationError.serverChanged(server: server, reason: error.message)
+    }
+  }
+
+  /// The heads the server accepted for `device` after attestation `after`
+  /// (`eventlog_api.attested_heads`, server schema version 5).
+  /// - Throws: a ``PostgresError``, or `ReplicationError.protocolViolation` for a malformed row.
+  public func attestedHeads(device: UUID, after: UInt64, limit: Int) async throws -> [AttestedHead] {
+    let server = self.server
+    return try await query("read the heads attested for device \(device.lowercasedString)") {
+      connection, timeout in
+      let rows = try connection.query(
+        """
+        SELECT attestation, sequence, head, key_hash, server_position, server_head, attested_at_us
+        FROM eventlog_api.attested_heads($1, $2, $3)
+        """, [.uuid(device), .integer(after), .integer(limit)],
+        purpose: "read the heads attested for device \(device.lowercasedString)", timeout: timeout)
+      return try (0..<rows.count).map { row in
+        try ReplicationWire.attestedHead(
+          attestation: try rows.value(row, "attestation"), sequence: try rows.value(row, "sequence"),
+          head: try rows.value(row, "head"), keyHash: try rows.value(row, "key_hash"),
+          serverPosition: try rows.value(row, "server_position"),
+          serverHead: try rows.value(row, "server_head"),
+          attestedAtMicroseconds: try rows.value(row, "attested_at_us"), server: server)
+      }
     }
   }
 

@@ -17,7 +17,13 @@ extension ServerSchema {
   /// The owner comes from the session's role (`SET ROLE`, or the login role), which a
   /// `SECURITY DEFINER` function still sees, never from `current_user`; a role that sets the
   /// JWT claims itself is still itself.
-  static func accessScript(api: Bool) -> String {
+  ///
+  /// - Parameters:
+  ///   - api: whether the database has Supabase's auth pieces (API mode).
+  ///   - version: the schema version the migrations reached: the functions of later versions do
+  ///     not exist yet.
+  /// - Returns: the SQL.
+  static func accessScript(api: Bool, version: Int) -> String {
     let userBranch =
       api
       ? """
@@ -31,7 +37,7 @@ extension ServerSchema {
       END IF;
       """ : ""
     let grantees = api ? "authenticated" : "PUBLIC"
-    let functions = [
+    var functions = [
       "eventlog_api.push(uuid, text, bigint, jsonb)",
       "eventlog_api.pull(bigint, uuid, integer, integer, integer)",
       "eventlog_api.device_mark(uuid, text)", "eventlog_api.head()", "eventlog_api.channel()",
@@ -40,6 +46,16 @@ extension ServerSchema {
       "eventlog.pull_events(bigint, uuid, integer, integer, integer)", "eventlog.device_mark_of(uuid, text)",
       "eventlog.head_of_owner()", "eventlog.channel_of_owner()", "eventlog.server_info_of_owner()",
     ]
+    if version >= 5 {
+      functions += [
+        "eventlog_api.push(uuid, text, bigint, jsonb, text)",
+        "eventlog_api.pull_chained(bigint, uuid, integer, integer, integer)",
+        "eventlog_api.attested_heads(uuid, bigint, integer)",
+        "eventlog.push_events(uuid, text, bigint, jsonb, text)",
+        "eventlog.pull_chained_events(bigint, uuid, integer, integer, integer)",
+        "eventlog.attested_heads_of(uuid, bigint, integer)",
+      ]
+    }
     let grants = functions.map { "GRANT EXECUTE ON FUNCTION \($0) TO \(grantees);" }.joined(separator: "\n")
     return """
       CREATE OR REPLACE FUNCTION eventlog.current_owner() RETURNS text

@@ -19,8 +19,13 @@ import Postgres
 /// - **Work bounded by what the server computes** (from version 4): a pulled page is budgeted
 ///   by the stored length of its payloads' text, a payload whose text is out of proportion to it
 ///   is never rendered, and an owner holds at most two waiting pulls at once.
+/// - **The devices' chains anchored** (from version 5): each owner's rows carry a chain of the
+///   server's own (SHA-256 over positions), each push attests the device's chain value at its
+///   mark (`eventlog.attested_heads`, append-only), and each row keeps its recorded origin beside
+///   the device that pushed it.
 ///
-/// The operations are SQL functions (`push`, `pull`, `device_mark`, `head`, `channel`), so that
+/// The operations are SQL functions (`push`, `pull`, `pull_chained`, `attested_heads`,
+/// `device_mark`, `head`, `channel`, `server_info`), so that
 /// PostgREST's `rpc/` can call the very code a libpq client calls. None needs a superuser or an
 /// extension.
 public enum ServerSchema {
@@ -39,7 +44,7 @@ public enum ServerSchema {
   /// changes what a function takes or returns also raises `eventlog.schema_info.clients_from`
   /// (from version 2), the oldest client schema that may still use the server; one that changes
   /// only how the functions work keeps it, so older clients go on working with an upgraded server.
-  public static let migrations: [String] = [version1, version2, version3, version4]
+  public static let migrations: [String] = [version1, version2, version3, version4, version5]
 
   /// The expression every function and policy uses for the owner of the rows: the connecting
   /// role. (On Supabase, replace it with `auth.uid()::text` in `eventlog.current_owner()` and
@@ -353,7 +358,8 @@ public enum ServerSchema {
       if migrations.count >= 3 {
         api =
           try connection.query(detectAPI, purpose: "look for Supabase's auth schema").string(0, "api") == "t"
-        try connection.execute(accessScript(api: api), purpose: "grant the eventlog functions")
+        try connection.execute(
+          accessScript(api: api, version: migrations.count), purpose: "grant the eventlog functions")
         if let replicatedStreamPrefixes {
           try replicatedStreamsScript(replicatedStreamPrefixes, on: connection)
         }

@@ -5,7 +5,8 @@ import Redaction
 import Replication
 
 /// Replication over a Supabase project's HTTPS API: PostgREST's `rpc/` calling the very SQL
-/// functions of `eventlog_api` that the libpq transport calls (server schema version 3).
+/// functions of `eventlog_api` that the libpq transport calls (server schema version 3; the
+/// anchoring calls, `pull_chained`, `attested_heads` and `push` with `p_head`, version 5).
 ///
 /// Each call is `POST {projectURL}/rest/v1/rpc/<function>` with the headers `apikey` (the project's
 /// API key), `Authorization: Bearer <the signed-in user's access token>`, `Content-Type:
@@ -155,13 +156,14 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
   }
 
   /// Stores `events` with `eventlog_api.push` in one server transaction, setting the device's
-  /// pushed mark to `through`.
+  /// pushed mark to `through`, and attesting `head` there (`p_head`, server schema version 5)
+  /// when given.
   /// - Returns: an outcome per event, in order.
   /// - Throws: a ``SupabaseError`` (its kind `.rejected` when the server refused the batch's
   ///   values as a whole), or `ReplicationError.protocolViolation` when the answer has another
   ///   number of rows, another order, or an outcome the server does not define.
   public func push(
-    _ events: [OutgoingEvent], device: DeviceCredentials, through: UInt64
+    _ events: [OutgoingEvent], device: DeviceCredentials, through: UInt64, head: ChainValue?
   ) async throws -> [PushOutcome] {
     var body: [UInt8] = []
     body.reserveCapacity(events.reduce(256) { $0 + 256 + $1.payload.count })
@@ -171,6 +173,10 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
     JSONWriter.appendQuoted(device.key, to: &body)
     body.append(contentsOf: #","p_through":"#.utf8)
     body.append(contentsOf: String(through).utf8)
+    if let head {
+      body.append(contentsOf: #","p_head":"#.utf8)
+      JSONWriter.appendQuoted(head.hex, to: &body)
+    }
     body.append(contentsOf: #","p_events":"#.utf8)
     body.append(contentsOf: ReplicationWire.events(events))
     body.append(UInt8(ascii: "}"))
@@ -259,17 +265,8 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
   ) async throws -> [PulledRow] {
     let limit = min(max(limit, 1), 10_000)
     let maxBytes = min(max(maxBytes, 1_024), 16 << 20)
-    var body = Array(#"{"p_after":"#.utf8)
-    body.append(contentsOf: String(cursor.position).utf8)
-    body.append(contentsOf: #","p_after_id":"#.utf8)
-    if let id = cursor.eventID {
-      JSONWriter.appendQuoted(id, to: &body)
-    } else {
-      body.append(contentsOf: "null".utf8)
-    }
     let waitMilliseconds = max(0, min(10_000, Int(wait / .milliseconds(1))))
-    body.append(
-      contentsOf: #","p_limit":\#(limit),"p_max_bytes":\#(maxBytes),"p_wait_ms":\#(waitMilliseconds)}"#.utf8)
+    let body = Self.pullBody(cursor, limit, maxBytes, waitMilliseconds)
     let cap = Self.pageCap(limit: limit, maxBytes: maxBytes)
     let answer: Data
     do {
@@ -296,6 +293,90 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
           recordedAtMicroseconds: row["recorded_at_us"]?.text),
         server: server)
     }
+  }
+
+  /// The owner's server rows after `cursor` with the server's chain (`eventlog_api.pull_chained`,
+  /// server schema version 5), every column as the server sent it. A page larger than its cap is
+  /// asked again one row at a time, and a single row past it comes with only its position and
+  /// why (``ReplicationWire/RowFields/unavailable``).
+  /// - Throws: `ReplicationError.serverChanged` when the server holds another event at the
+  ///   cursor, or fewer events than the cursor; a ``SupabaseError``.
+  public func pullChained(
+    after cursor: PullCursor, limit: Int, maxBytes: Int
+  ) async throws -> [ReplicationWire.RowFields] {
+    let limit = min(max(limit, 1), 10_000)
+    let maxBytes = min(max(maxBytes, 1_024), 16 << 20)
+    let cap = Self.pageCap(limit: limit, maxBytes: maxBytes)
+    let answer: Data
+    do {
+      answer = try await call(
+        "pull_chained", Self.pullBody(cursor, limit, maxBytes, 0), maximumBodyBytes: cap)
+    } catch is PageTooLarge {
+      guard limit == 1 else { return try await pullChained(after: cursor, limit: 1, maxBytes: maxBytes) }
+      return [
+        ReplicationWire.RowFields(
+          position: String(cursor.position + 1), id: nil, originDevice: nil, originSequence: nil, stream: nil,
+          type: nil, schemaVersion: nil, payload: nil, correlationID: nil, causationID: nil, origin: nil,
+          recordedAtMicroseconds: nil,
+          unavailable:
+            "the row is larger than the \(cap) bytes a pulled row may take (its payload is over 4 MiB)")
+      ]
+    }
+    let rows = try decoded("pull_chained") { () throws(PostgRESTBody.Malformed) in
+      try PostgRESTBody.rows(answer)
+    }
+    return rows.map { row in
+      ReplicationWire.RowFields(
+        position: row["event_position"]?.text, id: row["event_id"]?.text,
+        originDevice: row["origin_device"]?.text, originSequence: row["origin_sequence"]?.text,
+        stream: row["stream"]?.text, type: row["type"]?.text, schemaVersion: row["schema_version"]?.text,
+        payload: row["payload"]?.text.map { Array($0.utf8) }, correlationID: row["correlation_id"]?.text,
+        causationID: row["causation_id"]?.text, origin: row["origin"]?.text,
+        recordedAtMicroseconds: row["recorded_at_us"]?.text, pushedBy: row["pushed_by"]?.text,
+        pushedSequence: row["pushed_sequence"]?.text, metadata: row["metadata"]?.text.map { Array($0.utf8) },
+        chain: row["chain"]?.text)
+    }
+  }
+
+  /// The heads the server accepted for `device` after attestation `after`
+  /// (`eventlog_api.attested_heads`, server schema version 5).
+  /// - Throws: a ``SupabaseError``, or `ReplicationError.protocolViolation` for a malformed answer.
+  public func attestedHeads(device: UUID, after: UInt64, limit: Int) async throws -> [AttestedHead] {
+    let limit = min(max(limit, 1), 10_000)
+    var body = Array(#"{"p_device":"#.utf8)
+    JSONWriter.appendQuoted(device, to: &body)
+    body.append(contentsOf: #","p_after":\#(after),"p_limit":\#(limit)}"#.utf8)
+    // A row of at most a few hundred bytes each.
+    let answer = try await call("attested_heads", body, maximumBodyBytes: (64 << 10) + limit * 1_024)
+    let rows = try decoded("attested_heads") { () throws(PostgRESTBody.Malformed) in
+      try PostgRESTBody.rows(answer)
+    }
+    return try rows.map { row in
+      try ReplicationWire.attestedHead(
+        attestation: row["attestation"]?.text, sequence: row["sequence"]?.text, head: row["head"]?.text,
+        keyHash: row["key_hash"]?.text, serverPosition: row["server_position"]?.text,
+        serverHead: row["server_head"]?.text, attestedAtMicroseconds: row["attested_at_us"]?.text,
+        server: server)
+    }
+  }
+
+  /// The arguments of `pull` and `pull_chained`.
+  private static func pullBody(
+    _ cursor: PullCursor, _ limit: Int, _ maxBytes: Int, _ waitMilliseconds: Int
+  )
+    -> [UInt8]
+  {
+    var body = Array(#"{"p_after":"#.utf8)
+    body.append(contentsOf: String(cursor.position).utf8)
+    body.append(contentsOf: #","p_after_id":"#.utf8)
+    if let id = cursor.eventID {
+      JSONWriter.appendQuoted(id, to: &body)
+    } else {
+      body.append(contentsOf: "null".utf8)
+    }
+    body.append(
+      contentsOf: #","p_limit":\#(limit),"p_max_bytes":\#(maxBytes),"p_wait_ms":\#(waitMilliseconds)}"#.utf8)
+    return body
   }
 
   /// The largest body a page of `limit` rows and `maxBytes` of payload past the first may have:

@@ -34,7 +34,11 @@ struct ReplicationBenchmarkTests {
         "pushed=\(Self.size) serverEvents=\(Self.size) owned=\(Self.size) binary=0 owners=1 marks=1 "
           + "mark=\(Self.size) markLast=\(Self.size)/"))
     #expect(eventlog.contains(" fingerprint="))
-    #expect(eventlog.contains(" localMark=\(Self.size) stateEntries=\(Self.size + 3) state="))
+    // The server's chain recomputes from the rows; one head attested per batch.
+    #expect(eventlog.contains(" chainBreaks=0 attested=3 heads="), "\(eventlog)")
+    // The mark, the device key, the owner, and per event its acknowledgement and its server
+    // position (both ways).
+    #expect(eventlog.contains(" localMark=\(Self.size) stateEntries=\(3 * Self.size + 3) state="))
     // `owned=` counts each system's rows under its owner key: eventlog-https's is the user's
     // (`user:<auth.uid()>`), which only the API's functions derive, from the access token.
     for (system, outcome) in outcomes { #expect(outcome == eventlog, "\(system.rawValue)") }
@@ -46,9 +50,10 @@ struct ReplicationBenchmarkTests {
     let eventlog = try #require(outcomes.first?.1)
     #expect(eventlog.hasPrefix("pulled=\(Self.size) events=\(Self.size) cursor=\(Self.size) cursorEvent="))
     #expect(eventlog.contains(" restaurants=0 bookings=\(Self.size) fingerprint="))
-    // The cursor, the owner, and where each event came from.
+    // The cursor, the owner, the server's chain head, and per event where it came from and its
+    // server position (both ways).
     #expect(eventlog.contains(" log="))
-    #expect(eventlog.contains(" stateEntries=\(Self.size + 2) state="))
+    #expect(eventlog.contains(" stateEntries=\(3 * Self.size + 3) state="))
     #expect(!eventlog.contains("cursorEvent=-"))
     for (system, outcome) in outcomes { #expect(outcome == eventlog, "\(system.rawValue)") }
   }

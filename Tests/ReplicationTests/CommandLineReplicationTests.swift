@@ -82,7 +82,7 @@ struct CommandLineReplicationTests {
       #expect(
         status.keys.sorted() == [
           "conflicts", "cursor", "device", "diverged", "owner", "pending", "pushedThrough", "rejected",
-          "unreadable", "unstorable",
+          "serverHead", "unreadable", "unstorable",
         ])
     }
     // The pulled event says where it came from.

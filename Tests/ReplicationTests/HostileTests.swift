@@ -456,16 +456,17 @@ struct HostileTests {
     let phone = try Device(ada)
     _ = try await phone.book(try await phone.addRestaurant())
     #expect(try await phone.push().pushed == 1)
-    // A server that answers nothing (an operator's function, or a broken proxy).
+    // A server that answers nothing (an operator's function, or a broken proxy): the function a
+    // pull calls (from server schema version 5, pull_chained's).
     try fixture.superuser(
       """
-      CREATE OR REPLACE FUNCTION eventlog.pull_events(
+      CREATE OR REPLACE FUNCTION eventlog.pull_chained_events(
         p_after bigint, p_after_id uuid, p_limit integer, p_max_bytes integer, p_wait_ms integer)
       RETURNS TABLE (event_position bigint, event_id uuid, origin_device uuid, origin_sequence bigint,
-        stream text, type text, schema_version integer, payload text, correlation_id text, causation_id text,
-        origin text, recorded_at_us bigint)
-      LANGUAGE sql AS $$ SELECT * FROM (SELECT 1::bigint, null::uuid, null::uuid, 1::bigint, '', '', 1, '',
-        '', '', '', 1::bigint) x WHERE false $$
+        pushed_by uuid, pushed_sequence bigint, stream text, type text, schema_version integer, payload text,
+        metadata text, correlation_id text, causation_id text, origin text, recorded_at_us bigint, chain text)
+      LANGUAGE sql AS $$ SELECT * FROM (SELECT 1::bigint, null::uuid, null::uuid, 1::bigint, null::uuid,
+        1::bigint, '', '', 1, '', '', '', '', '', 1::bigint, '') x WHERE false $$
       """)
     let tablet = try Device(ada)
     let error = await #expect(throws: ReplicationError.self) { try await tablet.pull() }

@@ -74,7 +74,7 @@ extension SupabaseReplication {
       }
       #expect(
         Set(requests.compactMap(\.function)).isSuperset(of: [
-          "server_info", "device_mark", "push", "pull",
+          "server_info", "device_mark", "push", "pull_chained",
         ]))
     }
 

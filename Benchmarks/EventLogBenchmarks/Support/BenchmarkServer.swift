@@ -187,11 +187,21 @@ struct ReplicationDatabase: Codable, Sendable {
         SELECT count(*) AS n, count(*) FILTER (WHERE owner = $1) AS owned,
           count(*) FILTER (WHERE payload ? '$binary') AS binary,
           (SELECT count(*) FROM eventlog.owners o WHERE o.owner = $1) AS owners,
-          coalesce(md5(string_agg(concat_ws('|', position, id, origin_device, origin_sequence,
-            stream, type, schema_version, md5(payload::text), metadata::text,
+          coalesce(md5(string_agg(concat_ws('|', position, id, origin_device, origin_sequence, pushed_by,
+            pushed_sequence, stream, type, schema_version, md5(payload::text), metadata::text,
             (extract(epoch FROM recorded_at) * 1000000)::bigint), ',' ORDER BY position)), '-') AS hash
         FROM eventlog.events
         """, [.text(ownerKey)], purpose: "fingerprint the pushed events")
+      // The server's chain (its values depend on the owner, which differs between systems) must
+      // recompute from the rows; the heads attested under the device's key are the local log's.
+      let breaks = try connection.query(ServerSchema.chainBreaksSQL, purpose: "recompute the server's chain")
+      let attested = try connection.query(
+        """
+        SELECT count(*) AS n, coalesce(string_agg(sequence || ':' || encode(head, 'hex') || '@' || server_position,
+          ',' ORDER BY attestation), '-') AS heads
+        FROM eventlog.attested_heads
+        WHERE owner = $1 AND device = $2 AND key_hash = sha256(convert_to($3, 'UTF8'))
+        """, [.text(ownerKey), .uuid(device), .text(deviceKey)], purpose: "read the attested heads")
       let marks = try connection.query(
         """
         SELECT count(*) AS n, coalesce(max(pushed_through) FILTER (WHERE mine), 0) AS mark,
@@ -207,7 +217,8 @@ struct ReplicationDatabase: Codable, Sendable {
         + "binary=\(try events.string(0, "binary")) owners=\(try events.string(0, "owners")) "
         + "marks=\(try marks.string(0, "n")) mark=\(try marks.string(0, "mark")) "
         + "markLast=\(try marks.string(0, "last_sequence"))/\(try marks.string(0, "last_id")) "
-        + "fingerprint=\(try events.string(0, "hash"))"
+        + "fingerprint=\(try events.string(0, "hash")) chainBreaks=\(try breaks.string(0, "breaks")) "
+        + "attested=\(try attested.string(0, "n")) heads=\(try attested.string(0, "heads"))"
     }
   }
 }

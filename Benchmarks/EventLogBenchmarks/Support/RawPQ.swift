@@ -142,6 +142,7 @@ struct BinaryParameters {
     static let uuid: UInt32 = 2950
     static let jsonb: UInt32 = 3802
     static let timestamptz: UInt32 = 1184
+    static let bytea: UInt32 = 17
   }
 
   private(set) var bytes: [UInt8] = []
@@ -180,6 +181,13 @@ struct BinaryParameters {
   mutating func text(_ value: String) {
     begin()
     bytes.append(contentsOf: value.utf8)
+    end()
+  }
+
+  /// `bytea`'s binary form: the bytes.
+  mutating func bytea(_ value: [UInt8]) {
+    begin()
+    bytes.append(contentsOf: value)
     end()
   }
 

@@ -1,6 +1,7 @@
 import EventLog
 import Foundation
 import Replication
+import ReplicationPostgres
 import RestaurantBooking
 
 /// `libpq-raw`: hand-written libpq (``RawPQConnection``: prepared statements, binary parameters
@@ -24,15 +25,19 @@ import RestaurantBooking
 ///   payloads are converted to JSON, then one server transaction: the owner's row locked (the
 ///   owner's turn, as `eventlog.push_events` takes it) with its last position, one multi-row
 ///   `INSERT` of `jsonb` payloads (each with the length of its text, which the table holds from
-///   server schema version 4, as `push` measures it) and metadata at the positions after it, the
-///   upsert of the device's mark in `eventlog.device_marks` (keyed by the SHA-256 of the device's
-///   key, naming the batch's last event); then locally, in one durable commit, the pushed mark and an
-///   acknowledgement per stored event, as `Replicator` writes them.
+///   server schema version 4, as `push` measures it) and metadata at the positions after it, with
+///   each event's origin and pushing device and its value in the server's chain (server schema
+///   version 5: computed in the `INSERT` by the same aggregate and encoding as `push`'s, from the
+///   value at the position before), the upsert of the device's mark in `eventlog.device_marks`
+///   (keyed by the SHA-256 of the device's key, naming the batch's last event) and the device's
+///   chain value at the mark in `eventlog.attested_heads`; then locally, in one durable commit,
+///   the pushed mark, an acknowledgement and the server position per stored event, as `Replicator`
+///   writes them.
 /// - Pull: `SELECT`s pages of ``ReplicationOptions/pullPageSize`` (1000) of the owner's events
 ///   after the cursor, converts each `jsonb` payload back to its binary form, and stores the page
 ///   with `EventStore.ingest` with the same state changes as `Replicator` (the cursor with the
-///   event ID at it, where each event came from, a note for each event it cannot store) in one
-///   durable local transaction. It fetches and stores in turn (`Replicator` fetches the next page
+///   event ID at it, the server's chain value there, where each event came from and its server
+///   position, a note for each event it cannot store) in one durable local transaction. It fetches and stores in turn (`Replicator` fetches the next page
 ///   while it stores one).
 struct LibPQRawSystem: BenchmarkSystem {
   func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws {
@@ -89,6 +94,14 @@ enum RawReplicationState {
   static let pulledPrefix = Array("replication.pulled.".utf8)
   static let unstorablePrefix = Array("replication.unstorable.".utf8)
   static let ownerKey = Array("replication.owner".utf8)
+  static let positionPrefix = Array("replication.position.".utf8)
+  static let atPrefix = Array("replication.at.".utf8)
+  static let serverHeadKey = Array("replication.server-head".utf8)
+
+  /// The two entries that say the local event `sequence` is at server `position`.
+  static func located(_ sequence: UInt64, at position: UInt64) -> [EventStore.StateChange] {
+    [.put(key(positionPrefix, sequence), encode(position)), .put(key(atPrefix, position), encode(sequence))]
+  }
 
   /// Checks that `store` replicates as `owner` and records it at the first contact, as
   /// `Replicator` does before a push or a pull (which learns the owner from `server_info`; this
@@ -142,29 +155,46 @@ final class RawPusher {
   }
 
   private static let columns =
-    "owner, position, id, origin_device, origin_sequence, stream, type, schema_version, payload, metadata, "
-    + "recorded_at, payload_text_bytes"
+    "owner, position, id, origin_device, origin_sequence, pushed_by, pushed_sequence, stream, type, "
+    + "schema_version, payload, metadata, recorded_at"
   /// The types of one row's parameters (the owner, `$1`, is shared by every row).
   private static let rowTypes: [UInt32] = {
     typealias OID = BinaryParameters.OID
     return [
-      OID.int8, OID.uuid, OID.uuid, OID.int8, OID.text, OID.text, OID.int4, OID.jsonb, OID.jsonb,
-      OID.timestamptz,
+      OID.int8, OID.uuid, OID.uuid, OID.int8, OID.uuid, OID.int8, OID.text, OID.text, OID.int4, OID.jsonb,
+      OID.jsonb, OID.timestamptz,
     ]
   }()
 
-  /// The name of the prepared multi-row `INSERT` of `rows` events, prepared on first use.
+  /// The name of the prepared multi-row `INSERT` of `rows` events, prepared on first use: each
+  /// payload's and metadata's text rendered once, for the length pulls budget by and for the
+  /// server's chain, which runs on from the row before the first (`$2` is its position) in
+  /// position order, as `push` computes it (server schema version 5).
   private func insert(rows: Int) throws -> String {
     let name = "insert\(rows)"
     guard !prepared.contains(rows) else { return name }
     let width = Self.rowTypes.count
-    // The payload is the row's eighth parameter; its text's length is rendered from it.
     let values = (0..<rows).map { row in
-      "($1," + (1...width).map { "$\(1 + row * width + $0)" }.joined(separator: ",")
-        + ",pg_catalog.octet_length($\(1 + row * width + 8)::text))"
+      "($1," + (1...width).map { "$\(1 + row * width + $0)" }.joined(separator: ",") + ")"
     }
+    let encoding = ServerSchema.storedRowEncoding(
+      "x", pushedBy: "x.pushed_by", pushedSequence: "x.pushed_sequence", metadataText: "x.metadata_text",
+      payloadText: "x.payload_text")
     try connection.prepare(
-      name, "INSERT INTO eventlog.events (\(Self.columns)) VALUES " + values.joined(separator: ","),
+      name,
+      """
+      INSERT INTO eventlog.events (\(Self.columns), payload_text_bytes, chain)
+      SELECT x.owner, x.position, x.id, x.origin_device, x.origin_sequence, x.pushed_by, x.pushed_sequence,
+        x.stream, x.type, x.schema_version, x.payload, x.metadata, x.recorded_at,
+        pg_catalog.octet_length(x.payload_text),
+        eventlog.chain(coalesce((SELECT e.chain FROM eventlog.events e WHERE e.owner = $1 AND e.position = $2 - 1),
+          \(ServerSchema.genesis)), \(encoding))
+          OVER (ORDER BY x.position ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+      FROM (
+        SELECT v.*, v.payload::text AS payload_text, v.metadata::text AS metadata_text
+        FROM (VALUES \(values.joined(separator: ","))) v(\(Self.columns))
+      ) x
+      """,
       types: [BinaryParameters.OID.text] + Array(repeating: Self.rowTypes, count: rows).flatMap { $0 })
     prepared.insert(rows)
     return name
@@ -217,6 +247,15 @@ final class RawPusher {
       SET pushed_through = excluded.pushed_through, last_sequence = excluded.last_sequence,
         last_id = excluded.last_id, updated_at = pg_catalog.now()
       """, types: [OID.text, OID.uuid, OID.text, OID.int8, OID.int8, OID.uuid])
+    // The device's chain value at the batch's mark, with the owner's last position and chain value.
+    try connection.prepare(
+      "attest",
+      """
+      INSERT INTO eventlog.attested_heads (owner, device, key_hash, sequence, head, server_position, server_head)
+      SELECT $1, $2, pg_catalog.sha256(pg_catalog.convert_to($3, 'UTF8')), $4, $5, e.position, e.chain
+      FROM eventlog.events e WHERE e.owner = $1 ORDER BY e.position DESC LIMIT 1
+      ON CONFLICT (owner, device, key_hash, sequence, head) DO NOTHING
+      """, types: [OID.text, OID.uuid, OID.text, OID.int8, OID.bytea])
     var parameters = BinaryParameters(capacity: batchSize * 500)
 
     // The marks, as `Replicator` reads them: the server's is trusted when this log holds, at the
@@ -281,6 +320,8 @@ final class RawPusher {
       for (index, event) in batch.enumerated() {
         parameters.int8(head + 1 + Int64(index))
         parameters.uuid(event.id)
+        parameters.uuid(event.provenance?.device ?? device)
+        parameters.int8(Int64(event.provenance?.sequence ?? event.sequence))
         parameters.uuid(device)
         parameters.int8(Int64(event.sequence))
         parameters.text(event.stream.rawValue)
@@ -303,16 +344,28 @@ final class RawPusher {
       parameters.int8(Int64(lastEvent.sequence))
       parameters.uuid(lastEvent.id)
       try connection.run("upsert", parameters).clear()
+      if let chain = try store.event(at: through)?.chain {
+        parameters.removeAll()
+        parameters.text(owner)
+        parameters.uuid(device)
+        parameters.text(key)
+        parameters.int8(Int64(through))
+        parameters.bytea(chain.bytes)
+        try connection.run("attest", parameters).clear()
+      }
       try connection.execute("COMMIT")
 
-      // As `Replicator` records a batch: an acknowledgement per stored event, and the mark.
+      // As `Replicator` records a batch: an acknowledgement and the server position per stored
+      // event, and the mark.
       var changes: [EventStore.StateChange] = []
-      changes.reserveCapacity(batch.count + 1)
+      changes.reserveCapacity(3 * batch.count + 1)
       for (index, event) in batch.enumerated() {
+        let position = UInt64(head + 1 + Int64(index))
         changes.append(
           .put(
-            RawReplicationState.key(RawReplicationState.ackedPrefix, UInt64(head + 1 + Int64(index))),
+            RawReplicationState.key(RawReplicationState.ackedPrefix, position),
             RawReplicationState.bytes(of: event.id)))
+        changes += RawReplicationState.located(event.sequence, at: position)
       }
       changes.append(.put(RawReplicationState.pushedKey, RawReplicationState.encode(through)))
       try await store.updateState(changes)
@@ -403,7 +456,7 @@ final class RawPuller {
       "page",
       """
       SELECT position, id, origin_device, origin_sequence, stream, type, schema_version, payload,
-        metadata->>'correlationID', metadata->>'causationID', metadata->>'origin', recorded_at
+        metadata->>'correlationID', metadata->>'causationID', metadata->>'origin', recorded_at, chain
       FROM eventlog.events
       WHERE owner = $1 AND position > $2 AND position <= $2 + $3
       ORDER BY position
@@ -423,7 +476,7 @@ final class RawPuller {
       var events: [EventStore.IngestedEvent] = []
       var sources: [ServerEvent] = []
       var notes: [EventStore.StateChange] = []
-      var last: (position: UInt64, id: UUID)?
+      var last: (position: UInt64, id: UUID, chain: [UInt8])?
       do {
         defer { page.clear() }
         events.reserveCapacity(rows)
@@ -443,7 +496,7 @@ final class RawPuller {
             ),
             recordedAt: Date(
               microsecondsSince1970: try page.integer(row, 11) + BinaryParameters.postgresEpochMicroseconds))
-          last = (event.position, event.id)
+          last = (event.position, event.id, Array(page.bytes(row, 12)))
           // As `Replicator` stores a page: an event it cannot store is noted and passed.
           let unstorable: String
           if !replicated.contains(event.stream) {
@@ -466,9 +519,12 @@ final class RawPuller {
       }
       guard let last else { break }
       let cursorValue = RawReplicationState.encode(last.position) + RawReplicationState.bytes(of: last.id)
+      // The server's chain value at the cursor, as `Replicator` records it with the cursor.
+      let headValue = RawReplicationState.encode(last.position) + last.chain
       let outcomes = try await store.ingest(events) { [notes, sources] outcomes in
         var changes = notes
         changes.append(.put(RawReplicationState.cursorKey, cursorValue))
+        changes.append(.put(RawReplicationState.serverHeadKey, headValue))
         for (event, outcome) in zip(sources, outcomes) {
           switch outcome {
           case .stored(let sequence), .skipped(let sequence, _, _):
@@ -476,13 +532,14 @@ final class RawPuller {
             value += RawReplicationState.bytes(of: event.originDevice)
             value += RawReplicationState.encode(event.originSequence)
             changes.append(.put(RawReplicationState.key(RawReplicationState.pulledPrefix, sequence), value))
+            changes += RawReplicationState.located(sequence, at: event.position)
           case .refused(let reason):
             changes.append(
               .put(
                 RawReplicationState.key(RawReplicationState.unstorablePrefix, event.position),
                 RawReplicationState.note(event.id, reason)))
-          case .alreadyPresent:
-            break
+          case .alreadyPresent(let sequence):
+            changes += RawReplicationState.located(sequence, at: event.position)
           }
         }
         return changes

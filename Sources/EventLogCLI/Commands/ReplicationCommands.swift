@@ -5,7 +5,7 @@ import Synchronization
 
 /// The server URL of a replication command: the `URL` argument, else `$EVENTLOG_REMOTE`: a libpq
 /// URI, or (except for `remote init`) a Supabase project's `https://` URL.
-private enum RemoteURL {
+enum RemoteURL {
   static let help =
     "A postgres:// or postgresql:// URL, or a Supabase project's https:// URL (default: $EVENTLOG_REMOTE); "
     + "the password comes from the URL, PGPASSWORD or ~/.pgpass; for https://, see --api-key and --access-token-file."
@@ -69,7 +69,7 @@ private enum RemoteURL {
 
 /// How a replication command signs in to a Supabase project's API: the API key and the user's
 /// access token, neither ever printed, logged or stored.
-private struct RemoteCredentials: ArgumentGroup {
+struct RemoteCredentials: ArgumentGroup {
   @Option(
     "api-key", "KEY",
     help: "For an https:// URL: the project's API key (default: $SUPABASE_ANON_KEY); never printed.")
@@ -125,7 +125,7 @@ private struct RemoteCredentials: ArgumentGroup {
 }
 
 /// What `push`, `pull` and `replicate` share: the server, the retry budget, `--json`.
-private struct RemoteOptions: ArgumentGroup {
+struct RemoteOptions: ArgumentGroup {
   /// The default of `--retry-for`, in seconds.
   static let defaultRetry = 30
 
@@ -320,7 +320,7 @@ struct RemoteStatusCommand: CLICommand {
   @Flag(
     "json",
     help:
-      #"As {"device", "pending", "pushedThrough", "cursor", "unreadable", "rejected": [{"seq", "id", "reason"}], "unstorable", "conflicts": [{"position", "id", "reason"}], "diverged", "owner", "server"?}."#
+      #"As {"device", "pending", "pushedThrough", "cursor", "unreadable", "rejected": [{"seq", "id", "reason"}], "unstorable", "conflicts": [{"position", "id", "reason"}], "diverged", "owner", "serverHead": {"position", "chain"} or null, "server"?}."#
   )
   var json: Bool
 
@@ -362,6 +362,12 @@ struct RemoteStatusCommand: CLICommand {
         ("unreadable", .int(Int64(status.unreadable))), ("rejected", .array(rejected)),
         ("unstorable", notes(status.unstorable)), ("conflicts", notes(status.conflicts)),
         ("diverged", .optional(status.diverged)), ("owner", .optional(status.owner)),
+        (
+          "serverHead",
+          status.serverHead.map {
+            JSONValue.object([("position", .uint($0.position)), ("chain", .string($0.value.hex))])
+          } ?? .null
+        ),
       ]
       if let serverView {
         fields.append(
@@ -391,6 +397,9 @@ struct RemoteStatusCommand: CLICommand {
     table.append(["rejected by the server", String(status.rejected.count)])
     table.append(["conflicts", String(status.conflicts.count)])
     table.append(["replicates as", status.owner.map(TerminalText.escaped) ?? "(no server contacted yet)"])
+    if let head = status.serverHead {
+      table.append(["server's chain at position \(head.position)", head.value.hex])
+    }
     if let serverView {
       table.append(["server", serverView.server])
       table.append(["server schema version", String(serverView.info.schemaVersion)])

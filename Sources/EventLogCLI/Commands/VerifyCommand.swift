@@ -16,6 +16,18 @@ struct VerifyCommand: CLICommand {
       not counted as problems. What this build cannot check is listed as such, not as damage: another app's \
       projections (their checkpoints are checked), its own that the environment does not hold, and events of \
       types it does not know (their records, checksums, sequence and indexes are checked, not their app's rules).
+
+      With --remote [URL] (default $EVENTLOG_REMOTE; a libpq URL or a Supabase project's https:// URL, as \
+      for push and pull) it checks this environment against the server instead, reading both and changing \
+      neither (server schema version 5): every event the server holds for this owner is here with the same \
+      content; the server's chain recomputes from its rows and matches what this device recorded at its \
+      last pull; every head the server attested for this device matches this environment's chain; every \
+      event of this device's own at or below its pushed mark is on the server. It names the first \
+      differences of each kind. With --json: {"ok", "server", "owner", "device", "serverHead": {"position", \
+      "chain"} or null, "recordedServerHead", "pushedThrough", "checked": {"serverEvents", "matched", \
+      "notStored", "chainRecomputed", "chainNotRecomputed", "attestedHeads", "attestedHeadsUnchained", \
+      "ownEvents", "ownRejected"}, "problemCounts": {kind: n}, "problems": [{"kind", "position", "seq", \
+      "id", "problem"}]}.
       """)
 
   @Flag(
@@ -24,6 +36,32 @@ struct VerifyCommand: CLICommand {
       #"As {"ok", "events", "chain": {"seq", "head"} or null, "unchained", "problems": [{"seq", "problem"}], "skipped": [{"seq", "kind", "reason"}], "unchecked": {"projections": [...], "events": [...]}}."#
   )
   var json: Bool
+  @Flag(
+    "remote", help: "Check this environment against the server's log and attested heads instead (see below).")
+  var remote: Bool
+  @Argument(
+    "URL", help: "With --remote, the server: " + RemoteURL.help, type: RemoteURL.type)
+  var url: String?
+  let credentials = RemoteCredentials()
+  @Option(
+    "retry-for", "SECONDS",
+    help:
+      "With --remote: retry a server that cannot be reached for this long before failing (default \(RemoteOptions.defaultRetry)).",
+    type: .integer(in: 0...86_400))
+  var retrySeconds: Int = RemoteOptions.defaultRetry
+  @Flag(
+    "allow-unencrypted",
+    help:
+      "With --remote: allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
+  )
+  var allowUnencrypted: Bool
+
+  func validate() throws(UsageError) {
+    if !remote && url != nil { throw UsageError("'URL' is given only with '--remote'") }
+    if remote && export != nil {
+      throw UsageError("'--remote' and '--export' check different things: give one")
+    }
+  }
 
   @Option(
     "export", "FILE",
@@ -37,6 +75,7 @@ struct VerifyCommand: CLICommand {
       try verifyExport(export, context: context)
       return
     }
+    if remote { return try await runRemote(context) }
     let store = try context.openStore(.read)
     let progress = ProgressReporter("verify", console: context.console)
     let report = try store.verify { progress.update(completed: $0.completed, total: $0.total) }
