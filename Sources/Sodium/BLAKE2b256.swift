@@ -33,6 +33,31 @@ public enum BLAKE2b256 {
     precondition(result == 0, "crypto_generichash failed with valid lengths")
   }
 
+  /// Writes the digest of `prefix` followed by `body` (unkeyed) into `digest`, without the
+  /// caller copying them together: the hash chain's step, `prefix` being the value before.
+  /// - Parameters:
+  ///   - prefix: the first bytes (a few: the chain's previous value).
+  ///   - body: the rest.
+  ///   - digest: exactly ``length`` bytes.
+  /// - Complexity: O(`prefix.count + body.count`); one copy of both into scratch memory (on the
+  ///   stack for a record's size), then one call.
+  public static func hash(
+    prefix: UnsafeRawBufferPointer, body: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer
+  ) {
+    let total = prefix.count + body.count
+    withUnsafeTemporaryAllocation(byteCount: max(1, total), alignment: 16) { scratch in
+      if prefix.count > 0 {
+        UnsafeMutableRawBufferPointer(rebasing: scratch[0..<prefix.count]).copyMemory(from: prefix)
+      }
+      if body.count > 0 {
+        UnsafeMutableRawBufferPointer(rebasing: scratch[prefix.count..<total]).copyMemory(from: body)
+      }
+      hash(
+        UnsafeRawBufferPointer(rebasing: scratch[0..<total]),
+        key: UnsafeRawBufferPointer(start: nil, count: 0), into: digest)
+    }
+  }
+
   /// The digest of `message`, keyed with `key` (empty: unkeyed).
   public static func hash(_ message: [UInt8], key: [UInt8] = []) -> [UInt8] {
     [UInt8](unsafeUninitializedCapacity: length) { buffer, count in

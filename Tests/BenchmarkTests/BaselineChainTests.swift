@@ -89,7 +89,7 @@ struct BaselineChainTests {
       body += rows.blob(6)
       withUnsafeBytes(of: rows.int64(7).littleEndian) { body += $0 }
       body += rows.blob(8)
-      let chain = BLAKE2b256.hash(body, key: previous)
+      let chain = BLAKE2b256.hash(previous + body)
       #expect(Array(rows.blob(9)) == chain, "event \(sequence): chain value")
       previous = Array(rows.blob(9))
     }
@@ -120,7 +120,7 @@ struct BaselineChainTests {
       }
       #expect(origin == sequence, "event \(sequence): origin sequence")
       let valueStart = record.count - 4 - 32
-      let chain = BLAKE2b256.hash(Array(record[..<valueStart]), key: previous)
+      let chain = BLAKE2b256.hash(previous + Array(record[..<valueStart]))
       #expect(Array(record[valueStart..<(valueStart + 32)]) == chain, "event \(sequence): chain value")
       previous = Array(record[valueStart..<(valueStart + 32)])
     }

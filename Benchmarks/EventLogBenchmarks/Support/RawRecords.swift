@@ -6,8 +6,8 @@ import Sodium
 /// The baselines' own minimal layout of events and read-model rows (no self-description): what
 /// the `lmdb-raw`, `lmdb-append` and `sqlite` systems store. An event carries its provenance (the
 /// origin device and its sequence there) and its value in a hash chain, computed at append as
-/// eventlog computes its records' (BLAKE2b-256 of the record's bytes before the value, keyed with
-/// the previous record's value, zero before the first: ``RawChainValue``). An LMDB event record ends
+/// eventlog computes its records' (BLAKE2b-256 of the previous record's value, zero before the
+/// first, then the record's bytes before the value: ``RawChainValue``). An LMDB event record ends
 /// in the CRC-32C of the bytes before it, which every read verifies, as eventlog's records do
 /// (SQLite stores the fields, the payload and the chain value in columns and checks nothing).
 /// Replay does not verify the chain, as eventlog's replay does not (its `verify` does).
@@ -15,7 +15,7 @@ import Sodium
 /// ```
 /// event record: type u8 | sequence u64 | event ID 16 | stream 16 | version u64 | recorded-at i64
 ///               | origin device 16 | origin sequence u64 | payload
-///               | chain value 32 (BLAKE2b-256 of every byte before it, keyed with the previous record's)
+///               | chain value 32 (BLAKE2b-256 of the previous record's value, then every byte before it)
 ///               | CRC-32C u32 (of every byte before it)
 /// booking payload / row: id 16 | restaurant 16 | restaurant name str | date f64 | party i64
 ///                        | customer str | notes opt-str | created-at f64       (~200 bytes)
@@ -186,12 +186,12 @@ struct RawChainValue {
   }
 
   /// The value of the record whose bytes before its value are `body`, after this one:
-  /// BLAKE2b-256 of `body` keyed with this value.
+  /// BLAKE2b-256 of this value followed by `body`.
   @inline(__always)
   func next(over body: UnsafeRawBufferPointer) -> RawChainValue {
     var next = RawChainValue()
-    Swift.withUnsafeBytes(of: words) { key in
-      Swift.withUnsafeMutableBytes(of: &next.words) { BLAKE2b256.hash(body, key: key, into: $0) }
+    Swift.withUnsafeBytes(of: words) { prefix in
+      Swift.withUnsafeMutableBytes(of: &next.words) { BLAKE2b256.hash(prefix: prefix, body: body, into: $0) }
     }
     return next
   }

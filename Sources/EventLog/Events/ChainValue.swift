@@ -3,8 +3,8 @@ import Foundation
 /// A record's value in the log's hash chain: 32 bytes that commit to the record as stored and,
 /// through the value before it, to every record before it (`Docs/Audit.md`).
 ///
-/// Record `n`'s value is BLAKE2b-256 of its stored bytes up to the value, keyed with record
-/// `n - 1`'s value (``zero`` for the first record). Changing, removing or inserting any byte of
+/// Record `n`'s value is BLAKE2b-256 of record `n - 1`'s value (``zero`` for the first record)
+/// followed by its own stored bytes up to the value. Changing, removing or inserting any byte of
 /// any record changes the value of every record from there on, so a value held elsewhere (by
 /// the server, in an export's manifest, under a signature) pins the whole history before it.
 public struct ChainValue: Hashable, Sendable, CustomStringConvertible {

@@ -79,6 +79,28 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
     self.payload = payload
   }
 
+  /// Creates a recorded event with every field at once (the record decoder's: one value built,
+  /// none copied and changed after).
+  package init(
+    sequence: UInt64, id: UUID, stream: StreamID, version: UInt64, type: String, schemaVersion: UInt16,
+    recordedAt: Date, metadata: EventMetadata, payload: [UInt8], payloadEncoding: PayloadEncoding,
+    provenance: Provenance?, subjects: [UUID], chain: ChainValue?
+  ) {
+    self.sequence = sequence
+    self.id = id
+    self.stream = stream
+    self.version = version
+    self.type = type
+    self.schemaVersion = schemaVersion
+    self.recordedAt = recordedAt
+    self.metadata = metadata
+    self.payload = payload
+    self.payloadEncoding = payloadEncoding
+    self.provenance = provenance
+    self.subjects = subjects
+    self.chain = chain
+  }
+
   /// Decodes the payload as `E`, through `E`'s upcaster when it was written with an older schema.
   /// - Throws: ``EventStoreError`` naming this event's sequence number when the type differs, the
   ///   schema is newer than `E` knows, or the bytes do not decode.

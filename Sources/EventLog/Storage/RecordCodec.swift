@@ -32,8 +32,8 @@ import Sodium
 ///   …    T   type name, UTF-8
 ///   …    O   origin, UTF-8
 ///   …    P   payload
-///   …   32   chain value (format 2): BLAKE2b-256 of every byte before it, keyed with the
-///            previous record's chain value (``ChainValue/zero`` before the first record)
+///   …   32   chain value (format 2): BLAKE2b-256 of the previous record's chain value
+///            (``ChainValue/zero`` before the first record) followed by every byte before it
 ///   …    4   CRC-32C of every byte before it
 /// ```
 package enum RecordCodec {
@@ -160,8 +160,10 @@ package enum RecordCodec {
   /// The chain value of a record whose bytes before the value are `body`, after `previous`.
   package static func chainValue(of body: UnsafeRawBufferPointer, after previous: ChainValue) -> ChainValue {
     var digest = ChainValue.zero
-    previous.withUnsafeBytes { key in
-      Swift.withUnsafeMutableBytes(of: &digest) { out in BLAKE2b256.hash(body, key: key, into: out) }
+    previous.withUnsafeBytes { prefix in
+      Swift.withUnsafeMutableBytes(of: &digest) { out in
+        BLAKE2b256.hash(prefix: prefix, body: body, into: out)
+      }
     }
     return digest
   }
@@ -324,15 +326,12 @@ package enum RecordCodec {
       UnsafeRawBufferPointer(rebasing: buffer[payloadStart..<payloadStart + payloadLength]))
     let chain =
       legacy ? nil : ChainValue(loadingFrom: UnsafeRawBufferPointer(rebasing: buffer[(body - 32)..<body]))
-    var event = RecordedEvent(
+    return RecordedEvent(
       sequence: sequence, id: id, stream: StreamID(stream), version: version, type: type,
       schemaVersion: schemaVersion, recordedAt: date(microseconds: micros),
       metadata: EventMetadata(correlationID: correlation, causationID: causation, origin: origin),
-      payload: payload, payloadEncoding: flags & 4 == 0 ? .binary : .json)
-    event.provenance = provenance
-    event.subjects = subjects
-    event.chain = chain
-    return event
+      payload: payload, payloadEncoding: flags & 4 == 0 ? .binary : .json, provenance: provenance,
+      subjects: subjects, chain: chain)
   }
 
   /// The record format of stored bytes (their first byte), or `nil` when there are none.

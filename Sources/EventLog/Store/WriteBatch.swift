@@ -317,13 +317,11 @@ struct WriteBatch {
       schema: schema)
     typeCountDeltas[event.type, default: 0] += 1
     try layouts.record(event, at: sequence, cache: store.layoutCache, database: schema.layouts, in: txn)
-    var recorded = RecordedEvent(
+    return RecordedEvent(
       sequence: sequence, id: event.id, stream: stream, version: version, type: event.type,
       schemaVersion: event.schemaVersion, recordedAt: RecordCodec.date(microseconds: micros),
-      metadata: event.metadata, payload: event.payload, payloadEncoding: event.payloadEncoding)
-    recorded.provenance = origin
-    recorded.chain = chain
-    return recorded
+      metadata: event.metadata, payload: event.payload, payloadEncoding: event.payloadEncoding,
+      provenance: origin, subjects: [], chain: chain)
   }
 
   /// Adds an event's entries to the time and device indexes (``Schema/byTime``,
