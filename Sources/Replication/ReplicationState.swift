@@ -251,6 +251,22 @@ public struct LocalReplica: Sendable {
     }
   }
 
+  /// The state changes that restore what an export said of the server (`import`): each event's
+  /// server position, and the owner the exporting device replicated as, so that the copy shows
+  /// the same provenance and is checked against the server as the original is. The events
+  /// themselves stay this log's own outbox (the server acknowledges those it holds).
+  /// - Parameters:
+  ///   - positions: each local sequence with its server position.
+  ///   - owner: the owner, when the export named one.
+  /// - Returns: the changes, for the import's transaction.
+  public static func importedProvenance(
+    positions: [(sequence: UInt64, position: UInt64)], owner: String?
+  ) -> [EventStore.StateChange] {
+    var changes = positions.flatMap { ReplicationState.located($0.sequence, at: $0.position) }
+    if let owner { changes.append(.put(ReplicationState.ownerKey, Array(owner.utf8))) }
+    return changes
+  }
+
   /// The local events whose server position this device knows, in server order: the positions
   /// after `position`, at most `limit` of them. Positions this device has no event for (not
   /// pulled yet, or not stored: ``ReplicationStatus/unstorable``) are left out; `log

@@ -23,7 +23,7 @@ struct CommandLineTests {
     #expect(
       usage.stderr == """
         Error: invalid value 'nope' for '--from': expected an integer (1…18446744073709551615)
-        Usage: eventlog log [--json] [--stream ID] [--type NAME] [--device UUID] [--origin NAME] [--since T] [--until T] [--from SEQ] [--to SEQ] [--last N] [--reverse] [--limit N]
+        Usage: eventlog log [--json] [--stream ID] [--type NAME] [--device UUID] [--origin NAME] [--since T] [--until T] [--from SEQ] [--to SEQ] [--last N] [--reverse] [--server-order] [--limit N]
           See 'eventlog --help' or 'eventlog COMMAND --help'.
 
         """)

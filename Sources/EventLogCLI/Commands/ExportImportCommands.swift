@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import Replication
 import Sodium
 
 /// `eventlog export`: the log, or the part of it a selection names, as JSON Lines in the `log
@@ -74,6 +75,9 @@ struct ExportCommand: CLICommand {
     let progress = ProgressReporter("export", console: context.console)
     let file = try outputFile.map { try OutputFile(path: $0, environment: store.path) }
     let hasher = BLAKE2b256.Hasher()
+    // What replication knows of each event (its server position, the owner): provenance a copy
+    // keeps, so that it is checked against the server as the original is.
+    let replica = try ReplicaProvenance(store)
     var buffer = ""
     var count = 0
     var first: UInt64?
@@ -109,8 +113,9 @@ struct ExportCommand: CLICommand {
           previous = try store.storedChainValue(at: event.sequence - 1)
         }
         let line = try EventJSON.line(
-          event, payloads: payloads, streams: names, skipped: skipped[event.sequence], previousChain: previous
-        )
+          event, payloads: payloads, streams: names, skipped: skipped[event.sequence],
+          previousChain: previous,
+          replica: replica)
         try emit(line)
         hasher.update(line.utf8)
         hasher.update(CollectionOfOne(UInt8(ascii: "\n")))
@@ -261,7 +266,14 @@ struct ImportCommand: CLICommand {
     // log restores whatever that log held. (An event its file marks skipped stays skipped so.)
     let outcomes: [EventStore.IngestOutcome]
     do {
-      outcomes = try await store.ingest(events, expectingHead: 0, allOrNothing: true)
+      // What the export said of the server (each event's position, the owner) is kept with the
+      // events, in the same transaction.
+      let positions = zip(1..., export.entries).compactMap { sequence, entry in
+        entry.line.serverPosition.map { (sequence: UInt64(sequence), position: $0) }
+      }
+      let owner = export.entries.lazy.compactMap(\.line.owner).first
+      let provenance = LocalReplica.importedProvenance(positions: positions, owner: owner)
+      outcomes = try await store.ingest(events, expectingHead: 0, allOrNothing: true) { _ in provenance }
     } catch EventStoreError.unexpectedHead(_, _, let actual) {
       throw CommandFailure(
         "'\(context.databasePath)' received \(actual) events from another process meanwhile; nothing was imported"

@@ -46,6 +46,12 @@ struct LogCommand: CLICommand {
   var last: Int?
   @Flag("reverse", help: "Newest first.")
   var reverse: Bool
+  @Flag(
+    "server-order",
+    help:
+      "In the order of the owner's log on the server (every device that pulled shows the same), then the events the server does not hold yet, in this log's order."
+  )
+  var serverOrder: Bool
   @Option("limit", "N", help: "Show at most N events.", type: .integer(in: 0...Int.max))
   var limit: Int?
 
@@ -87,7 +93,8 @@ struct LogCommand: CLICommand {
         "the newest \(Self.terminalPage) of \(head) events; see others with --last N, --from SEQ, --since T or "
           + "--limit N, or all of them through a pipe")
     }
-    let printer = try EventPrinter(context: context, store: store, json: json, head: head)
+    let printer = try EventPrinter(
+      context: context, store: store, json: json, head: head, showsPosition: serverOrder)
     let limit = self.limit ?? .max
     var damaged: [UInt64] = []
     var shown = 0
@@ -97,7 +104,33 @@ struct LogCommand: CLICommand {
       try printer.print(reading)
       shown += 1
     }
-    if let newest {
+    if serverOrder {
+      // The server's order: every event this device knows a server position of, by position,
+      // then the others (not pushed yet) in this log's order.
+      let replica = LocalReplica(store: store)
+      let (low, high) = selection.sequenceRange
+      let indexed = try selection.indexed(in: store).map(Set.init)
+      func selectedSequence(_ sequence: UInt64) -> Bool {
+        sequence >= low && sequence <= high && (indexed?.contains(sequence) ?? true)
+      }
+      var order = try replica.serverOrder().map(\.sequence).filter(selectedSequence)
+      let placed = Set(order)
+      try store.forEachRecord(from: low, through: high == .max ? nil : high) { reading in
+        if !placed.contains(reading.sequence) && selectedSequence(reading.sequence) {
+          order.append(reading.sequence)
+        }
+        return true
+      }
+      var found: [EventStore.RecordReading] = []
+      try store.forEachRecord(at: order) { reading in
+        if case .event(let event) = reading, !selection.matches(event) { return true }
+        found.append(reading)
+        return true
+      }
+      if let newest { found = Array(found.suffix(newest)) }
+      if reverse { found.reverse() }
+      for reading in found.prefix(limit) { try show(reading) }
+    } else if let newest {
       // The newest N, newest first from the end, then shown in the order asked.
       var found: [EventStore.RecordReading] = []
       try selection.walk(store, backward: true) { reading in
@@ -130,29 +163,35 @@ struct EventPrinter {
   let payloads: PayloadTranscoder
   let skipped: [UInt64: EventStore.SkippedEvent]
   let rejected: [UInt64: String]
-  let replica: LocalReplica
-  let owner: String?
+  let provenance: ReplicaProvenance
   let columns: FixedColumns
   private let headerPrinted = HeaderState()
 
   /// Whether the header line was printed (a class: the printer is passed around by value).
   final class HeaderState { var printed = false }
 
-  init(context: CommandContext, store: EventStore, json: Bool, head: UInt64) throws {
+  /// Whether rows show each event's server position (`log --server-order`).
+  let showsPosition: Bool
+
+  init(
+    context: CommandContext, store: EventStore, json: Bool, head: UInt64, showsPosition: Bool = false
+  ) throws {
+    self.showsPosition = showsPosition
     self.context = context
     self.store = store
     self.json = json
     payloads = try store.payloadTranscoder()
     // The events the projections skip: their lines say so, as export's do.
     skipped = Dictionary(try store.skippedEvents().map { ($0.sequence, $0) }, uniquingKeysWith: { a, _ in a })
-    replica = LocalReplica(store: store)
+    provenance = try ReplicaProvenance(store)
     // The events the replication server refused (usually none), shown with their reason.
     rejected = Dictionary(
-      try replica.rejections().map { ($0.sequence, UUIDText.lowercased($0.reason)) },
+      try provenance.replica.rejections().map { ($0.sequence, UUIDText.lowercased($0.reason)) },
       uniquingKeysWith: { first, _ in first })
-    owner = try replica.owner()
+    let width = max(3, String(head).count)
     columns = FixedColumns(columns: [
-      .init(header: "SEQ", width: max(3, String(head).count), rightAligned: true),
+      .init(header: "SEQ", width: width, rightAligned: true),
+      .init(header: "POS", width: showsPosition ? width : -1, rightAligned: true),
       .init(header: "RECORDED AT", width: 27),
       .init(header: "DEVICE", width: 8),
       .init(header: "STREAM", width: 44),
@@ -173,20 +212,16 @@ struct EventPrinter {
             .rendered())
       } else {
         printHeader()
-        console.print(columns.line([String(sequence), "DAMAGED: \(reason)"]))
+        console.print(columns.line([String(sequence), "", "DAMAGED", "", "", "", "", reason]))
       }
     case .event(let event):
       let rejection = rejected.isEmpty ? nil : rejected[event.sequence]
       if json {
         var extra: [(String, JSONValue)] = []
-        if let position = try replica.origin(ofLocalSequence: event.sequence)?.position {
-          extra.append(("serverPosition", .uint(position)))
-        }
-        if let owner { extra.append(("owner", .string(owner))) }
         if let rejection { extra.append(("rejected", .string(rejection))) }
         let value = EventJSON.value(
           event, payloads: payloads, streams: context.dependencies.streamNames,
-          skipped: skipped[event.sequence])
+          skipped: skipped[event.sequence], replica: provenance)
         guard case .object(let members) = value else { return }
         console.print(JSONValue.object(members + extra).rendered())
       } else {
@@ -194,7 +229,8 @@ struct EventPrinter {
         let summary = EventJSON.summary(event, payloads: payloads)
         console.print(
           columns.line([
-            String(event.sequence), ISO8601.string(from: event.recordedAt),
+            String(event.sequence), provenance.position(event.sequence).map(String.init) ?? "-",
+            ISO8601.string(from: event.recordedAt),
             event.provenance.map { String($0.device.lowercasedString.prefix(8)) } ?? "-",
             context.dependencies.streamNames.displayed(event.stream), String(event.version), event.type,
             rejection.map { "[rejected by the server: \($0)] \(summary)" } ?? summary,
@@ -285,6 +321,8 @@ struct ShowCommand: CLICommand {
         "pulled",
         "server position \(pulled.position), from device \(pulled.device.lowercasedString) (its seq \(pulled.sequence))",
       ])
+    } else if let position = try replica.position(ofLocalSequence: sequence) {
+      table.append(["server", "position \(position) (this device pushed it)"])
     }
     if let owner = try replica.owner() { table.append(["owner", owner]) }
     if let rejection = try replica.rejections().first(where: { $0.sequence == sequence }) {

@@ -1,5 +1,6 @@
 import EventLog
 import Foundation
+import Replication
 
 /// The `log --json` / `export` shape of an event, one line each:
 /// `{"seq","id","stream","version","type","schemaVersion","recordedAt","payload","metadata"}`,
@@ -24,10 +25,13 @@ import Foundation
 enum EventJSON {
   static func line(
     _ event: RecordedEvent, payloads: PayloadTranscoder, streams: AppSchema.StreamNames,
-    skipped: EventStore.SkippedEvent? = nil, previousChain: ChainValue? = nil
+    skipped: EventStore.SkippedEvent? = nil, previousChain: ChainValue? = nil,
+    replica: ReplicaProvenance? = nil
   ) throws -> String {
-    value(event, payloads: payloads, streams: streams, skipped: skipped, previousChain: previousChain)
-      .rendered()
+    value(
+      event, payloads: payloads, streams: streams, skipped: skipped, previousChain: previousChain,
+      replica: replica
+    ).rendered()
   }
 
   /// The line of `event` as a value.
@@ -38,10 +42,12 @@ enum EventJSON {
   ///   - skipped: how the projections skip it, if they do.
   ///   - previousChain: the chain value of the record before it, when that record is not on the
   ///     line before (an export's first line, or after a gap).
+  ///   - replica: what replication knows of it (its server position, the owner), when asked.
   /// - Returns: the line's JSON object.
   static func value(
     _ event: RecordedEvent, payloads: PayloadTranscoder, streams: AppSchema.StreamNames,
-    skipped: EventStore.SkippedEvent? = nil, previousChain: ChainValue? = nil
+    skipped: EventStore.SkippedEvent? = nil, previousChain: ChainValue? = nil,
+    replica: ReplicaProvenance? = nil
   ) -> JSONValue {
     let payload = payloads.json(of: event)
     let displayedStream = streams.displayed(event.stream)
@@ -83,6 +89,11 @@ enum EventJSON {
     // say it: each line can be checked against its record (`ExportManifest`).
     if let previousChain { members.append(("previousChain", .string(previousChain.hex))) }
     if let chain = event.chain { members.append(("chain", .string(chain.hex))) }
+    // Where it is on the server, and whose log that is, when replication knows.
+    if let position = replica?.position(event.sequence) {
+      members.append(("serverPosition", .uint(position)))
+    }
+    if let owner = replica?.owner { members.append(("owner", .string(owner))) }
     for layout in payloads.layouts(recordedAt: event.sequence)
     where layout.type == event.type && layout.schemaVersion == event.schemaVersion {
       members.append(("layout", .raw(String(decoding: layout.exportedJSON, as: UTF8.self))))
@@ -190,6 +201,10 @@ enum EventJSON {
     }
     let chain = try chainValue("chain")
     let previousChain = try chainValue("previousChain")
+    var serverPosition: UInt64?
+    if object["serverPosition"] != nil { serverPosition = try unsigned("serverPosition") }
+    var owner: String?
+    if object["owner"] != nil { owner = try string("owner") }
     var provenance: RecordedEvent.Provenance?
     if object["device"] != nil || object["deviceSeq"] != nil {
       guard let device = UUID(uuidString: try string("device")) else {
@@ -269,7 +284,8 @@ enum EventJSON {
         payloadEncoding: .json, metadata: metadata, recordedAt: recordedAt)
       return ParsedLine(
         sequence: sequence, stream: stream, version: version, event: event, skipped: skipped,
-        provenance: provenance, chain: chain, previousChain: previousChain)
+        provenance: provenance, chain: chain, previousChain: previousChain, serverPosition: serverPosition,
+        owner: owner)
     }
     // As a pull stores it: in binary when the types or a layout read all of it (a `$binary`
     // object's bytes as they are), else kept as JSON, which the store then skips as unreadable.
@@ -278,7 +294,8 @@ enum EventJSON {
       recordedAt: recordedAt)
     return ParsedLine(
       sequence: sequence, stream: stream, version: version, event: event, skipped: skipped,
-      provenance: provenance, chain: chain, previousChain: previousChain)
+      provenance: provenance, chain: chain, previousChain: previousChain, serverPosition: serverPosition,
+      owner: owner)
   }
 }
 
@@ -297,6 +314,9 @@ struct ParsedLine {
   /// The chain value of its record, and of the record before it when the line says.
   var chain: ChainValue?
   var previousChain: ChainValue?
+  /// Where the server held it, and whose log that was, when the exporting device knew.
+  var serverPosition: UInt64?
+  var owner: String?
 
   /// The chain value of the record this line describes, as the log it came from stored it
   /// after `previous`.
@@ -307,4 +327,20 @@ struct ParsedLine {
         recordedAtMicroseconds: (event.recordedAt ?? Date(timeIntervalSince1970: 0)).microsecondsSince1970,
         event: event, stream: stream, provenance: provenance, previousChain: previous))
   }
+}
+
+/// What replication knows of the events a command prints: each one's server position (a pulled
+/// event's, or one this device pushed and the server acknowledged) and the owner this device
+/// replicates as.
+struct ReplicaProvenance {
+  let replica: LocalReplica
+  let owner: String?
+
+  init(_ store: EventStore) throws {
+    replica = LocalReplica(store: store)
+    owner = try replica.owner()
+  }
+
+  /// The server position of the local event `sequence`, when known.
+  func position(_ sequence: UInt64) -> UInt64? { (try? replica.position(ofLocalSequence: sequence)) ?? nil }
 }
