@@ -49,7 +49,7 @@ struct RecordTests {
     #expect(decoded.metadata == EventMetadata())
     #expect(decoded.payload.isEmpty)
     #expect(decoded.provenance == nil)
-    #expect(decoded.subjects.isEmpty)
+    #expect(bytes.withUnsafeBytes { RecordCodec.subjects(of: $0) }.isEmpty)
   }
 
   @Test(

@@ -31,8 +31,6 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
   /// record does not say (an event stored before environment format 5 by another device, or
   /// imported without it).
   public var provenance: Provenance?
-  /// The data subjects whose keys seal fields of the payload (`Docs/OnDiskFormat.md`).
-  public var subjects: [UUID] = []
   /// The record's value in the log's hash chain; `nil` for a record stored before environment
   /// format 5 (read-only, before its upgrade).
   public var chain: ChainValue?
@@ -84,7 +82,7 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
   package init(
     sequence: UInt64, id: UUID, stream: StreamID, version: UInt64, type: String, schemaVersion: UInt16,
     recordedAt: Date, metadata: EventMetadata, payload: [UInt8], payloadEncoding: PayloadEncoding,
-    provenance: Provenance?, subjects: [UUID], chain: ChainValue?
+    provenance: Provenance?, chain: ChainValue?
   ) {
     self.sequence = sequence
     self.id = id
@@ -97,7 +95,6 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
     self.payload = payload
     self.payloadEncoding = payloadEncoding
     self.provenance = provenance
-    self.subjects = subjects
     self.chain = chain
   }
 

@@ -297,15 +297,14 @@ package enum RecordCodec {
       causation = UUID(uuid: buffer.loadUnaligned(fromByteOffset: offset, as: uuid_t.self))
       offset += 16
     }
-    var subjects: [UUID] = []
     if subjectCount > 0 {
-      subjects.reserveCapacity(subjectCount)
+      var last: UUID?
       for _ in 0..<subjectCount {
         let subject = UUID(uuid: buffer.loadUnaligned(fromByteOffset: offset, as: uuid_t.self))
-        if let last = subjects.last, !(last.byteOrder < subject.byteOrder) {
+        if let last, !(last.byteOrder < subject.byteOrder) {
           throw damaged("its data subjects are not ascending and distinct")
         }
-        subjects.append(subject)
+        last = subject
         offset += 16
       }
     }
@@ -331,7 +330,24 @@ package enum RecordCodec {
       schemaVersion: schemaVersion, recordedAt: date(microseconds: micros),
       metadata: EventMetadata(correlationID: correlation, causationID: causation, origin: origin),
       payload: payload, payloadEncoding: flags & 4 == 0 ? .binary : .json, provenance: provenance,
-      subjects: subjects, chain: chain)
+      chain: chain)
+  }
+
+  /// The data subjects a format-2 record lists (none for format 1), read without verifying the
+  /// record (``decode(_:sequence:)`` checks them): not part of ``RecordedEvent``, which every fold
+  /// copies, until sealed fields need them.
+  package static func subjects(of record: UnsafeRawBufferPointer) -> [UUID] {
+    guard record.first == formatVersion, record.count >= headerSize else { return [] }
+    let count = Int(record[78])
+    let flags = record[1]
+    var offset = headerSize + (flags & 1 == 0 ? 0 : 16) + (flags & 2 == 0 ? 0 : 16)
+    var subjects: [UUID] = []
+    for _ in 0..<count {
+      guard offset + 16 <= record.count else { break }
+      subjects.append(UUID(uuid: record.loadUnaligned(fromByteOffset: offset, as: uuid_t.self)))
+      offset += 16
+    }
+    return subjects
   }
 
   /// The record format of stored bytes (their first byte), or `nil` when there are none.

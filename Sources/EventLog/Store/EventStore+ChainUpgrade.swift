@@ -97,7 +97,7 @@ extension EventStore {
         event: NewEvent(
           id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: event.payload,
           payloadEncoding: event.payloadEncoding, metadata: event.metadata),
-        stream: event.stream, provenance: provenance, subjects: event.subjects, previousChain: previous)
+        stream: event.stream, provenance: provenance, previousChain: previous)
       try withUnsafeBytes(of: event.sequence) { key in
         try txn.put(reservingCount: RecordCodec.encodedSize(fields), forKey: key, in: schema.events) {
           previous = RecordCodec.encode(fields, into: $0)

@@ -321,7 +321,7 @@ struct WriteBatch {
       sequence: sequence, id: event.id, stream: stream, version: version, type: event.type,
       schemaVersion: event.schemaVersion, recordedAt: RecordCodec.date(microseconds: micros),
       metadata: event.metadata, payload: event.payload, payloadEncoding: event.payloadEncoding,
-      provenance: origin, subjects: [], chain: chain)
+      provenance: origin, chain: chain)
   }
 
   /// Adds an event's entries to the time and device indexes (``Schema/byTime``,

@@ -78,7 +78,8 @@ package enum FuzzCheck {
       event: NewEvent(
         id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: event.payload,
         payloadEncoding: event.payloadEncoding, metadata: event.metadata),
-      stream: event.stream, provenance: event.provenance, subjects: event.subjects, previousChain: .zero)
+      stream: event.stream, provenance: event.provenance,
+      subjects: bytes.withUnsafeBytes { RecordCodec.subjects(of: $0) }, previousChain: .zero)
     let legacy = bytes.first == 1
     let again = legacy ? RecordCodec.encodeLegacy(fields) : RecordCodec.encode(fields)
     let compared = legacy ? bytes.count : bytes.count - 36
