@@ -39,8 +39,10 @@ struct Schema: Sendable {
   /// bytes) → empty: the log in time order. `nil` as ``skipped``.
   let byTime: Database?
   /// `by_device` (format 5, `MDB_DUPSORT | MDB_DUPFIXED`): an origin device (16 UUID bytes) → the
-  /// sequences (UInt64 big-endian) of its events, for every event whose provenance is known.
-  /// `nil` as ``skipped``.
+  /// sequences (UInt64 big-endian) of its events, for every event another device first recorded
+  /// (sixteen zero bytes: of unknown origin). This environment's own events are left out (most
+  /// of a device's log, and each would cost an appending transaction a search): they are the
+  /// sequences the index does not list. `nil` as ``skipped``.
   let byDevice: Database?
   /// `type_counts` (format 5): a type name (UTF-8) → how many events of the type the log holds
   /// (UInt64 little-endian). `nil` as ``skipped``.
@@ -68,6 +70,14 @@ struct Schema: Sendable {
       try environment.openDatabase("by_device", flags: [.create, .duplicateSort, .duplicateFixed])
     }
     typeCounts = try Self.optional { try environment.openDatabase("type_counts") }
+  }
+
+  /// The key an event has in ``byDevice``: its origin device, or sixteen zero bytes when its
+  /// origin is unknown; `nil` for an event of this environment's own device `own`, which the
+  /// index leaves out.
+  static func deviceIndexKey(of provenance: RecordedEvent.Provenance?, own: UUID?) -> UUID? {
+    guard let device = provenance?.device else { return RecordCodec.unknownDevice }
+    return device == own ? nil : device
   }
 
   /// The `meta` key that says the audit indexes (``byTime``, ``byDevice``, ``typeCounts``) hold

@@ -15,13 +15,15 @@ extension EventStore {
   /// - Parameters:
   ///   - environment: the environment.
   ///   - schema: its databases.
+  ///   - own: its device ID, whose events the device index leaves out.
   ///   - chunk: events per transaction.
   ///   - transactions: at most this many transactions (tests stop a build half-way with it).
   /// - Throws: ``EventStoreError`` for a damaged record or a storage failure; the next writable
   ///   open resumes.
   /// - Complexity: O(n log n) once, in the log's length.
   static func buildAuditIndexes(
-    environment: Environment, schema: Schema, chunk: Int = auditIndexChunk, transactions: Int = .max
+    environment: Environment, schema: Schema, device own: UUID?, chunk: Int = auditIndexChunk,
+    transactions: Int = .max
   ) throws {
     guard let byTime = schema.byTime, let byDevice = schema.byDevice, schema.typeCounts != nil else { return }
     // The common case, every open after the first: complete, which a read says.
@@ -63,7 +65,11 @@ extension EventStore {
             while found && visited < chunk {
               let sequence = cursor.key.loadUnaligned(as: UInt64.self)
               let event = try RecordCodec.decode(cursor.value, sequence: sequence)
-              entries.append((sequence, RecordCodec.microseconds(event.recordedAt), event.provenance?.device))
+              entries.append(
+                (
+                  sequence, RecordCodec.microseconds(event.recordedAt),
+                  Schema.deviceIndexKey(of: event.provenance, own: own)
+                ))
               counts[event.type, default: 0] += 1
               last = sequence
               visited += 1
@@ -143,8 +149,10 @@ extension EventStore {
 
   /// The sequences of the events that `device` first recorded (their provenance), ascending.
   ///
-  /// Reads the device index when the environment has it, else scans the log.
-  /// - Complexity: O(log n + k) with the index, for k such events.
+  /// Reads the device index when the environment has it (for this environment's own device,
+  /// which the index leaves out: every sequence it does not list), else scans the log.
+  /// - Complexity: O(log n + k) with the index, for k such events (O(n) in the log's length for
+  ///   this environment's own device); a scan of the log without it.
   public func sequences(fromDevice device: UUID) throws -> [UInt64] {
     guard try hasAuditIndexes, let byDevice = schema.byDevice else {
       var found: [UInt64] = []
@@ -153,6 +161,22 @@ extension EventStore {
         return true
       }
       return found
+    }
+    if device == deviceID {
+      let (head, others) = try storage {
+        try environment.read { txn in
+          (try WriteBatch.head(in: txn, events: schema.events), try Self.allSequences(in: byDevice, txn: txn))
+        }
+      }
+      var own: [UInt64] = []
+      own.reserveCapacity(Int(head) - others.count)
+      var next = others.startIndex
+      for sequence in 1...max(1, head) where head > 0 {
+        while next < others.endIndex && others[next] < sequence { next += 1 }
+        if next < others.endIndex && others[next] == sequence { continue }
+        own.append(sequence)
+      }
+      return own
     }
     var sequences: [UInt64] = []
     try storage {
@@ -169,7 +193,21 @@ extension EventStore {
     return sequences
   }
 
-  /// The devices the log's events come from, with how many events each first recorded.
+  /// Every sequence the device index lists, ascending.
+  private static func allSequences(in byDevice: Database, txn: Transaction) throws -> [UInt64] {
+    try txn.withCursor(in: byDevice) { cursor in
+      var sequences: [UInt64] = []
+      var found = try cursor.move(.first)
+      while found {
+        sequences.append(UInt64(bigEndian: cursor.value.loadUnaligned(as: UInt64.self)))
+        found = try cursor.move(.next)
+      }
+      return sequences.sorted()
+    }
+  }
+
+  /// The devices the log's events come from, with how many events each first recorded (this
+  /// environment's own device included; events of unknown origin are not counted).
   /// - Complexity: O(d) with the device index, for d devices; a scan of the log without it.
   public func originDevices() throws -> [(device: UUID, events: Int)] {
     guard try hasAuditIndexes, let byDevice = schema.byDevice else {
@@ -180,9 +218,10 @@ extension EventStore {
       }
       return counts.map { ($0.key, $0.value) }.sorted { $0.device.byteOrder < $1.device.byteOrder }
     }
-    return try storage {
+    let (head, listed) = try storage {
       try environment.read { txn in
-        try txn.withCursor(in: byDevice) { cursor in
+        let head = try WriteBatch.head(in: txn, events: schema.events)
+        let listed = try txn.withCursor(in: byDevice) { cursor in
           var devices: [(UUID, Int)] = []
           var found = try cursor.move(.first)
           while found {
@@ -192,8 +231,13 @@ extension EventStore {
           }
           return devices
         }
+        return (head, listed)
       }
     }
+    var devices = listed.filter { $0.0 != RecordCodec.unknownDevice }
+    let own = Int(head) - listed.reduce(0) { $0 + $1.1 }
+    if let deviceID, own > 0 { devices.append((deviceID, own)) }
+    return devices.sorted { $0.0.byteOrder < $1.0.byteOrder }.map { (device: $0.0, events: $0.1) }
   }
 
   /// How many events of each type the log holds.

@@ -223,7 +223,7 @@ extension EventStore {
               do {
                 let event = try RecordCodec.decode(cursor.value, sequence: sequence)
                 typeTotals[event.type, default: 0] += 1
-                if event.provenance != nil { withProvenance += 1 }
+                if Schema.deviceIndexKey(of: event.provenance, own: deviceID) != nil { withProvenance += 1 }
                 let previous = streamVersions[event.stream.rawValue] ?? 0
                 if event.version != previous + 1 && !damaged {
                   report(
@@ -431,7 +431,9 @@ extension EventStore {
             let sequence = UInt64(bigEndian: cursor.value.loadUnaligned(as: UInt64.self))
             if sequence <= head {
               devices += 1
-              if try record(sequence)?.provenance?.device != device {
+              if let event = try record(sequence),
+                Schema.deviceIndexKey(of: event.provenance, own: deviceID) != device
+              {
                 report(
                   sequence,
                   "the device index lists it as device \(device.lowercasedString)'s, which its record does not say"
@@ -442,7 +444,10 @@ extension EventStore {
           }
         }
         if devices != withProvenance {
-          report(nil, "the device index has \(devices) entries for \(withProvenance) events of known origin")
+          report(
+            nil,
+            "the device index has \(devices) entries for \(withProvenance) events of other devices (or of unknown origin)"
+          )
         }
       }
     }

@@ -174,7 +174,7 @@ public final class EventStore: Sendable {
       try Self.chainLegacyRecords(environment: environment, schema: schema, device: deviceID)
     }
     if !options.readOnly {
-      try Self.buildAuditIndexes(environment: environment, schema: schema)
+      try Self.buildAuditIndexes(environment: environment, schema: schema, device: deviceID)
     }
     if !options.readOnly {
       // A skipped event the admission now reads is folded in by a rebuild; one a projection then

@@ -313,8 +313,8 @@ struct WriteBatch {
       try withUnsafeBytes(of: &entry) { v in try txn.put(v, forKey: k, in: schema.streamEvents) }
     }
     try Self.indexForAudit(
-      sequence: sequence, microseconds: micros, lastInTime: lastInTime, device: origin?.device, in: txn,
-      schema: schema)
+      sequence: sequence, microseconds: micros, lastInTime: lastInTime,
+      device: Schema.deviceIndexKey(of: origin, own: store.deviceID), in: txn, schema: schema)
     typeCountDeltas[event.type, default: 0] += 1
     try layouts.record(event, at: sequence, cache: store.layoutCache, database: schema.layouts, in: txn)
     return RecordedEvent(
@@ -331,7 +331,8 @@ struct WriteBatch {
   ///   - microseconds: its recorded-at.
   ///   - lastInTime: whether its time key sorts after every key of the time index (then it is
   ///     appended: one page touched, no search).
-  ///   - device: its origin device, when known.
+  ///   - device: its key in the device index (``Schema/deviceIndexKey(of:own:)``); `nil` for
+  ///     this environment's own events, which the index leaves out.
   ///   - txn: the transaction that writes the event.
   ///   - schema: the databases.
   /// - Throws: the storage error of a put.
