@@ -19,7 +19,8 @@ public enum EventLogProgram {
 
   /// The generic commands, which work on any app's log.
   static let commands: [any CLICommand.Type] = [
-    LogCommand.self, ShowCommand.self, ReplayCommand.self, VerifyCommand.self, StatsCommand.self,
+    LogCommand.self, ShowCommand.self, HistoryCommand.self, ReplayCommand.self, DiffCommand.self,
+    VerifyCommand.self, StatsCommand.self,
     ExportCommand.self, ImportCommand.self, PushCommand.self, PullCommand.self, ReplicateCommand.self,
   ]
 

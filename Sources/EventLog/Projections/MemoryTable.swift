@@ -22,7 +22,35 @@ final class MemoryTable {
   /// thread at a time (replay's folding thread, then its owner).
   @exclusivity(unchecked) private var storage = Storage()
 
+  /// The value each key had when ``startRecordingChanges()`` was called (`nil`: absent), for
+  /// every key changed since; `nil` while not recording. Only the audit commands record (`diff`,
+  /// `history`): a replay pays one check per write.
+  private var firstValues: [[UInt8]: [UInt8]?]?
+
   init(name: String) { self.name = name }
+
+  /// Starts noting, for each key changed from now on, the value it had before its first change.
+  func startRecordingChanges() { firstValues = [:] }
+
+  /// The keys changed since ``startRecordingChanges()`` whose value differs now, each with its
+  /// value then and now (`nil`: absent), in key order; recording stops.
+  func recordedChanges() -> [(key: [UInt8], before: [UInt8]?, after: [UInt8]?)] {
+    guard let recorded = firstValues else { return [] }
+    firstValues = nil
+    var changes: [(key: [UInt8], before: [UInt8]?, after: [UInt8]?)] = []
+    for (key, before) in recorded {
+      let after = value(forKey: key)
+      if after != before { changes.append((key, before, after)) }
+    }
+    return changes.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+  }
+
+  /// Notes `key`'s value before its first change since recording started.
+  private func noteChange(of key: UnsafeRawBufferPointer) {
+    let key = ExactSizeBytes.copy(key)
+    guard firstValues?.index(forKey: key) == nil else { return }
+    firstValues?[key] = .some(value(forKey: key))
+  }
 
   /// The number of entries.
   var count: Int { storage.count }
@@ -54,12 +82,14 @@ final class MemoryTable {
   func withMutableValue<R>(
     forKey key: UnsafeRawBufferPointer, _ body: (UnsafeMutableRawBufferPointer) throws -> R
   ) rethrows -> R? {
-    try storage.withMutableValue(forKey: key, body)
+    if firstValues != nil { noteChange(of: key) }
+    return try storage.withMutableValue(forKey: key, body)
   }
 
   /// Stores a copy of `value` under a copy of `key`, replacing what was there.
   /// - Complexity: O(1) on average, amortized over the arena's growth and compactions.
   func setValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) {
+    if firstValues != nil { noteChange(of: key) }
     storage.setValue(value, forKey: key)
   }
 
@@ -67,11 +97,13 @@ final class MemoryTable {
   /// - Returns: whether it stored them (`false`: the key was present, and nothing changed).
   /// - Complexity: O(1) on average, amortized over the arena's growth and compactions.
   func insertValue(_ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer) -> Bool {
-    storage.insertValue(value, forKey: key)
+    if firstValues != nil { noteChange(of: key) }
+    return storage.insertValue(value, forKey: key)
   }
 
   /// Stores `value` under `key`, replacing what was there.
   func setValue(_ value: [UInt8], forKey key: [UInt8]) {
+    if firstValues != nil { key.withUnsafeBytes { noteChange(of: $0) } }
     value.withUnsafeBytes { value in key.withUnsafeBytes { key in storage.setValue(value, forKey: key) } }
   }
 
@@ -79,13 +111,16 @@ final class MemoryTable {
   /// - Returns: whether it was there.
   /// - Complexity: O(1) on average.
   @discardableResult
-  func removeValue(forKey key: UnsafeRawBufferPointer) -> Bool { storage.removeValue(forKey: key) }
+  func removeValue(forKey key: UnsafeRawBufferPointer) -> Bool {
+    if firstValues != nil { noteChange(of: key) }
+    return storage.removeValue(forKey: key)
+  }
 
   /// Removes `key`.
   /// - Returns: whether it was there.
   @discardableResult
   func removeValue(forKey key: [UInt8]) -> Bool {
-    key.withUnsafeBytes { storage.removeValue(forKey: $0) }
+    key.withUnsafeBytes { removeValue(forKey: $0) }
   }
 
   /// The entries in LMDB's key order (bytewise, shorter first on a common prefix), copied out.

@@ -17,6 +17,37 @@ public protocol Projection: Sendable {
   /// Applies one event.
   /// - Throws: anything; the append that carried the event then fails and stores nothing.
   func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws
+  /// How the audit commands (`eventlog diff`, `eventlog history`) show an entry of `table`: its
+  /// fields, or `nil` to leave the table out (an index whose rows another table shows). The
+  /// default shows every entry as one field, `bytes`, its value in hex; a ``TableProjection``
+  /// shows its rows' fields when its row type is `Encodable`, and leaves its indexes out.
+  /// - Parameters:
+  ///   - table: one of ``tables``.
+  ///   - value: the entry's stored bytes.
+  /// - Returns: the fields, sorted by name; `nil` to leave the table out.
+  /// - Throws: when the bytes do not read back as the table's entry.
+  func shownFields(ofEntryIn table: String, value: [UInt8]) throws -> [ShownField]?
+}
+
+/// A field of a projection's entry as the audit commands show it (``Projection/shownFields(ofEntryIn:value:)``).
+public struct ShownField: Sendable, Hashable {
+  /// The field's name.
+  public var name: String
+  /// Its value as JSON text (`"Ada"`, `4`, `null`).
+  public var json: String
+
+  /// A field.
+  public init(name: String, json: String) {
+    self.name = name
+    self.json = json
+  }
+}
+
+extension Projection {
+  /// Every entry as one field, `bytes`: its value in hex.
+  public func shownFields(ofEntryIn table: String, value: [UInt8]) throws -> [ShownField]? {
+    [ShownField(name: "bytes", json: "\"\(Hex.string(value))\"")]
+  }
 }
 
 extension Projection {

@@ -159,13 +159,23 @@ struct EventSelection: Sendable {
 
   /// Why nothing was selected, when `stream` names no stream: the streams whose names hold the
   /// text given (a bare entity ID was given, say).
-  func streamHint(in store: EventStore, given: String, streams: AppSchema.StreamNames) throws -> String? {
+  func streamHint(
+    in store: EventStore, given: String, streams: AppSchema.StreamNames,
+    usage: String = "use --stream with the whole name"
+  ) throws -> String? {
     guard let stream, try store.version(of: stream) == 0 else { return nil }
     let needle = given.lowercased()
     let near = try store.streams(limit: 5) { streams.displayed($0).lowercased().contains(needle) }
     guard !near.isEmpty else { return "the log has no stream '\(given)'" }
     return "the log has no stream '\(given)'; streams whose names hold it: "
       + near.map { "'\(streams.displayed($0))'" }.joined(separator: ", ")
-      + " (use --stream with the whole name)"
+      + " (\(usage))"
+  }
+}
+
+extension ArgumentType where Value == Date {
+  /// An ISO 8601 time.
+  static var isoTime: ArgumentType {
+    .parsing(expected: "an ISO 8601 time such as 2026-12-24T19:30:00Z") { ISO8601.date(from: $0) }
   }
 }

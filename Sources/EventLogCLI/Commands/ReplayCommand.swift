@@ -7,12 +7,18 @@ struct ReplayCommand: CLICommand {
   static let configuration = CommandConfiguration(
     name: "replay", abstract: "Rebuild the projections from the log; compare them with the live ones.",
     discussion:
-      "Without --to, exits with status 1 and names the first difference when the rebuilt projections differ from the live ones. Projections this build cannot compare (another app's; its own that the environment does not hold) are named, not counted as differences."
+      "Without --to or --at, exits with status 1 and names the first difference when the rebuilt projections differ from the live ones. Projections this build cannot compare (another app's; its own that the environment does not hold) are named, not counted as differences."
   )
 
   @Option(
     "to", "SEQ", help: "Stop at this event and show the state as of then (time travel).", type: .sequence)
   var to: UInt64?
+  @Option(
+    "at", "TIME",
+    help:
+      "Stop where the log stood at this time (ISO 8601): up to the event before the first one recorded later; show the state as of then.",
+    type: .isoTime)
+  var at: Date?
   @Flag(
     "json",
     help: #"As {"toSeq", the app's state ("restaurants": [...], …), "events", "matchesLive", "notCompared"}."#
@@ -22,8 +28,12 @@ struct ReplayCommand: CLICommand {
   var apply: Bool
 
   func validate() throws(UsageError) {
-    if apply && to != nil {
-      throw UsageError("'--apply' rebuilds the current state and cannot be combined with '--to'")
+    if apply && (to != nil || at != nil) {
+      throw UsageError(
+        "'--apply' rebuilds the current state and cannot be combined with '\(to != nil ? "--to" : "--at")'")
+    }
+    if to != nil && at != nil {
+      throw UsageError("'--to' and '--at' both say where to stop: give one")
     }
   }
 
@@ -33,18 +43,23 @@ struct ReplayCommand: CLICommand {
     if let to, to > head {
       throw CommandFailure("'--to \(to)' is past the head of the log (\(head))")
     }
+    var stop = to
+    if let at {
+      stop = try DiffCommand.resolve(.time(at), argument: "--at", in: store, console: context.console)
+    }
     let progress = ProgressReporter("replay", console: context.console)
     let report: @Sendable (EventStore.ProgressReport) -> Void = {
       progress.update(completed: $0.completed, total: $0.total)
     }
     let replay =
       apply
-      ? try await store.rebuildProjections(progress: report) : try store.replay(through: to, progress: report)
+      ? try await store.rebuildProjections(progress: report)
+      : try store.replay(through: stop, progress: report)
     progress.finish()
     let seconds =
       Double(replay.duration.components.seconds) + Double(replay.duration.components.attoseconds) / 1e18
     let rate = seconds > 0 ? Double(replay.eventCount) / seconds : 0
-    let compares = !apply && to == nil
+    let compares = !apply && stop == nil
     // What the comparison leaves out: another app's projections, this build's own that the
     // environment does not hold, and those behind the head (compared as of their checkpoint).
     let comparison = compares ? try store.compare(with: replay) : nil
@@ -68,8 +83,9 @@ struct ReplayCommand: CLICommand {
       if apply {
         context.console.print(
           "\(summary); the rebuilt projections are now live (through event \(replay.throughSequence)).")
-      } else if to != nil {
-        context.console.print("\(summary); state as of event \(replay.throughSequence):")
+      } else if stop != nil {
+        let time = at.map { " (the log at \(ISO8601.string(from: $0)))" } ?? ""
+        context.console.print("\(summary); state as of event \(replay.throughSequence)\(time):")
         for section in state {
           context.console.print("")
           context.console.print(section.text, terminator: "")

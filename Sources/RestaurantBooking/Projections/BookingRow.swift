@@ -12,7 +12,7 @@ import Foundation
 /// ```
 ///
 /// Changing the layout is a new projection version.
-public struct BookingRow: TableRow, Hashable {
+public struct BookingRow: TableRow, Hashable, Encodable {
   static let format: UInt8 = 1
   /// `booking`, in errors about a stored row.
   public static let rowName = "booking"

@@ -12,7 +12,7 @@ import Foundation
 /// ```
 ///
 /// Changing the layout is a new projection version.
-public struct RestaurantRow: TableRow, Hashable {
+public struct RestaurantRow: TableRow, Hashable, Encodable {
   static let format: UInt8 = 1
   /// `restaurant`, in errors about a stored row.
   public static let rowName = "restaurant"

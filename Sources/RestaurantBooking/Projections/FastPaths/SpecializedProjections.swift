@@ -20,6 +20,9 @@ extension BookingsProjection {
     func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
       try table.apply(event, to: state)
     }
+    func shownFields(ofEntryIn table: String, value: [UInt8]) throws -> [ShownField]? {
+      try self.table.shownFields(ofEntryIn: table, value: value)
+    }
   }
 }
 
@@ -35,6 +38,9 @@ extension RestaurantsProjection {
     var tables: [String] { table.tables }
     func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
       try table.apply(event, to: state)
+    }
+    func shownFields(ofEntryIn table: String, value: [UInt8]) throws -> [ShownField]? {
+      try self.table.shownFields(ofEntryIn: table, value: value)
     }
   }
 }
