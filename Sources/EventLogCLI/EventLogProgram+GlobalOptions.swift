@@ -15,10 +15,11 @@ extension EventLogProgram {
     /// - Parameters:
     ///   - arguments: the command line's words, left without the `--db` options.
     ///   - defaultPath: the path when no `--db` is given.
+    ///   - program: the program's name, for the usage line.
     /// - Returns: the environment directory's path.
     /// - Throws: ``UsageError`` for a `--db` without a value, or with an empty one.
     static func extractDatabasePath(
-      from arguments: inout [String], default defaultPath: String
+      from arguments: inout [String], default defaultPath: String, program: String = "eventlog"
     ) throws -> String {
       var databasePath = defaultPath
       let db = "--" + GlobalOptions().$db.slot.definition.name
@@ -35,7 +36,7 @@ extension EventLogProgram {
             arguments.remove(at: index)
           }
           guard let value, !value.isEmpty else {
-            throw UsageError("missing value for '--db <PATH>'", usage: globalUsage)
+            throw UsageError("missing value for '--db <PATH>'", usage: globalUsage(program))
           }
           databasePath = value
         } else {

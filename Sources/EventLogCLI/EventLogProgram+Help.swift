@@ -4,25 +4,28 @@ extension EventLogProgram {
     "Audit, replay and verify the event log of the \(app.schema.name) data layer."
   }
 
-  static var globalUsage: String { "eventlog [--db PATH] COMMAND [OPTIONS]" }
+  /// The top-level usage line of the program `name`.
+  static func globalUsage(_ name: String) -> String { "\(name) [--db PATH] COMMAND [OPTIONS]" }
 
-  static func groupUsage(_ group: CommandGroup) -> String {
-    "eventlog \(group.name) \(group.commands.map { $0.configuration.name }.joined(separator: "|")) [OPTIONS]"
+  static func groupUsage(_ group: CommandGroup, program name: String) -> String {
+    "\(name) \(group.name) \(group.commands.map { $0.configuration.name }.joined(separator: "|")) [OPTIONS]"
   }
 
-  static func groupHelp(_ group: CommandGroup) -> String {
-    var lines = ["OVERVIEW: \(group.abstract)", "", "USAGE: \(groupUsage(group))", "", "SUBCOMMANDS:"]
+  static func groupHelp(_ group: CommandGroup, program name: String) -> String {
+    var lines = [
+      "OVERVIEW: \(group.abstract)", "", "USAGE: \(groupUsage(group, program: name))", "", "SUBCOMMANDS:",
+    ]
     lines += CommandSignature.columns(
       group.commands.map { ($0.configuration.name, $0.configuration.abstract) })
     lines += ["", "OPTIONS:"]
     lines += CommandSignature.columns([("-h, --help", "Show help information.")])
-    lines += ["", "  See 'eventlog \(group.name) SUBCOMMAND --help' for details."]
+    lines += ["", "  See '\(name) \(group.name) SUBCOMMAND --help' for details."]
     return lines.joined(separator: "\n")
   }
 
   static func topLevelHelp(_ app: EventLogApp) -> String {
     let abstract = abstract(of: app)
-    var lines = ["OVERVIEW: \(abstract)", "", "USAGE: \(globalUsage)", "", "OPTIONS:"]
+    var lines = ["OVERVIEW: \(abstract)", "", "USAGE: \(globalUsage(app.programName))", "", "OPTIONS:"]
     let global = CommandSignature(
       CommandConfiguration(name: "", abstract: abstract), declaredIn: GlobalOptions())
     lines += CommandSignature.columns(
@@ -37,7 +40,7 @@ extension EventLogProgram {
     }
     for command in commands { entries.append((command.configuration.name, command.configuration.abstract)) }
     lines += CommandSignature.columns(entries)
-    lines += ["", "  See 'eventlog COMMAND --help' for details."]
+    lines += ["", "  See '\(app.programName) COMMAND --help' for details."]
     return lines.joined(separator: "\n")
   }
 }

@@ -42,19 +42,21 @@ public enum EventLogProgram {
     arguments: [String], environment: [String: String], dependencies: EventLogApp, console: Console
   ) async -> Int32 {
     var arguments = arguments
+    let program = dependencies.programName
     do {
       let databasePath = try GlobalOptions.extractDatabasePath(
         from: &arguments,
-        default: environment["EVENTLOG_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "./eventlog.db")
+        default: environment["EVENTLOG_DB"].flatMap { $0.isEmpty ? nil : $0 } ?? "./eventlog.db",
+        program: program)
       guard let first = arguments.first else {
-        throw UsageError("missing command", usage: globalUsage)
+        throw UsageError("missing command", usage: globalUsage(program))
       }
       if CommandSignature.isHelp(first) || first == "help" {
         console.print(topLevelHelp(dependencies))
         return 0
       }
       if first == "--version" {
-        console.print("eventlog \(version)")
+        console.print("\(program) \(version)")
         return 0
       }
       let context = CommandContext(
@@ -63,29 +65,32 @@ public enum EventLogProgram {
         let rest = Array(arguments.dropFirst())
         guard let name = rest.first, !name.hasPrefix("-") || CommandSignature.isHelp(name) else {
           if let flag = rest.first {
-            throw UsageError("unknown option '\(flag)' for '\(group.name)'", usage: groupUsage(group))
+            throw UsageError(
+              "unknown option '\(flag)' for '\(group.name)'", usage: groupUsage(group, program: program))
           }
-          throw UsageError("missing subcommand for '\(group.name)'", usage: groupUsage(group))
+          throw UsageError(
+            "missing subcommand for '\(group.name)'", usage: groupUsage(group, program: program))
         }
         if CommandSignature.isHelp(name) {
-          console.print(groupHelp(group))
+          console.print(groupHelp(group, program: program))
           return 0
         }
         guard let command = group.commands.first(where: { $0.configuration.name == name }) else {
-          throw UsageError("unknown subcommand '\(name)' for '\(group.name)'", usage: groupUsage(group))
+          throw UsageError(
+            "unknown subcommand '\(name)' for '\(group.name)'", usage: groupUsage(group, program: program))
         }
-        return try await run(command, prefix: "eventlog \(group.name)", Array(rest.dropFirst()), context)
+        return try await run(command, prefix: "\(program) \(group.name)", Array(rest.dropFirst()), context)
       }
       guard let command = commands.first(where: { $0.configuration.name == first }) else {
-        if first.hasPrefix("-") { throw UsageError("unknown option '\(first)'", usage: globalUsage) }
-        throw UsageError("unknown command '\(first)'", usage: globalUsage)
+        if first.hasPrefix("-") { throw UsageError("unknown option '\(first)'", usage: globalUsage(program)) }
+        throw UsageError("unknown command '\(first)'", usage: globalUsage(program))
       }
-      return try await run(command, prefix: "eventlog", Array(arguments.dropFirst()), context)
+      return try await run(command, prefix: program, Array(arguments.dropFirst()), context)
     } catch let error as UsageError {
       console.flush()
       console.error("Error: \(TerminalText.escaped(error.message))")
       if !error.usage.isEmpty { console.error("Usage: \(error.usage)") }
-      console.error("  See 'eventlog --help' or 'eventlog COMMAND --help'.")
+      console.error("  See '\(program) --help' or '\(program) COMMAND --help'.")
       return 64
     } catch is StandardOutputError {
       return 1  // reported by Console.finish

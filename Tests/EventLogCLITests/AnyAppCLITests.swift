@@ -1,4 +1,7 @@
+import EventLogCLI
 import Foundation
+import RestaurantBooking
+import RestaurantBookingCLI
 import TestKit
 import Testing
 
@@ -36,7 +39,11 @@ struct AnyAppCLITests {
     let usage = try app("users", "create", "--email", "ada@example.com")
     #expect(usage.status == 64 && usage.stderr.contains("missing '--name <TEXT>'"), "\(usage)")
     #expect(
-      usage.stderr.contains("Usage: eventlog users create --name TEXT --email TEXT [--json]"), "\(usage)")
+      usage.stderr.contains("Usage: user-eventlog users create --name TEXT --email TEXT [--json]"), "\(usage)"
+    )
+    #expect(
+      usage.stderr.contains("See 'user-eventlog --help' or 'user-eventlog COMMAND --help'."), "\(usage)")
+    #expect(help.stdout.contains("USAGE: user-eventlog [--db PATH] COMMAND [OPTIONS]"), "\(help)")
     #expect(try app("log").status == 1, "a reading command on no environment fails")
 
     let ada = try Self.create(app, "Ada")
@@ -67,6 +74,44 @@ struct AnyAppCLITests {
     #expect((asOf["users"] as? [[String: Any]])?.map { $0["name"] as? String } == ["Ada", "Bob"])
     let text = try app("replay", "--to", "3")
     #expect(text.status == 0 && text.stdout.contains("Bobby") && text.stdout.contains("2 users"), "\(text)")
+    // A Codable row shows its fields in history, with nothing in the plug-in for it.
+    let history = try app("history", "user-\(bob)")
+    #expect(history.status == 0, "\(history)")
+    #expect(
+      history.stdout.contains("users/by-id \(bob): changed\n    name  \"Bob\" → \"Bobby\"\n"), "\(history)")
+  }
+
+  @Test("Docs/CLI.md shows the worked plug-in and its main.swift as they are compiled")
+  func guideShowsThePlugin() throws {
+    let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    let guide = try String(
+      contentsOf: folder.appendingPathComponent("../../Docs/CLI.md").standardized, encoding: .utf8)
+    for file in ["UserCommands.swift", "main.swift"] {
+      let source = try String(
+        contentsOf: folder.appendingPathComponent("../Support/UserEventLog/\(file)").standardized,
+        encoding: .utf8)
+      #expect(guide.contains("```swift\n" + source + "```\n"), "Docs/CLI.md shows \(file) as it is")
+    }
+  }
+
+  @Test("help and usage errors name the program as the app calls it")
+  func programName() async throws {
+    let cli = InProcessCLI(
+      app: EventLogApp(
+        schema: .restaurantBooking, plugins: [RestaurantBookingCommands()], name: "floorplan-eventlog"))
+    let help = await cli("--help")
+    #expect(
+      help.status == 0 && help.stdout.contains("USAGE: floorplan-eventlog [--db PATH] COMMAND"), "\(help)")
+    #expect(help.stdout.contains("See 'floorplan-eventlog COMMAND --help' for details."))
+    let log = await cli("log", "--help")
+    #expect(log.stdout.contains("USAGE: floorplan-eventlog log [--json]"), "\(log)")
+    let group = await cli("bookings", "--help")
+    #expect(group.stdout.contains("USAGE: floorplan-eventlog bookings create|delete|list"), "\(group)")
+    let wrong = await cli("log", "--bogus")
+    #expect(wrong.status == 64 && wrong.stderr.contains("Usage: floorplan-eventlog log "), "\(wrong)")
+    #expect(wrong.stderr.contains("See 'floorplan-eventlog --help'"), "\(wrong)")
+    // Without a name, in process: `eventlog`.
+    #expect(await InProcessCLI()("--help").stdout.contains("USAGE: eventlog [--db PATH]"))
   }
 
   @Test("the stock eventlog reads an environment the users app wrote, and says what it cannot check")

@@ -24,6 +24,8 @@ struct InProcessCLI {
 
   /// The shipped `eventlog`'s app: the example's schema and plug-in.
   static let app = EventLogApp(schema: .restaurantBooking, plugins: [RestaurantBookingCommands()])
+  /// The app it runs: the shipped one unless a test gives another.
+  var app: EventLogApp = InProcessCLI.app
 
   /// Runs `eventlog --db <test db> arguments…`.
   @discardableResult
@@ -42,7 +44,7 @@ struct InProcessCLI {
     let console = Console(
       errorIsTerminal: false, errorSink: { errors.append($0) }, outputSink: { output.append($0) },
       outputIsTerminal: terminal)
-    let status = await Self.app.main(
+    let status = await app.main(
       arguments: (useDatabase ? ["--db", database] : []) + arguments, environment: environment,
       console: console)
     return ProgramRun(

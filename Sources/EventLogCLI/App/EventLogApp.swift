@@ -25,17 +25,28 @@ public struct EventLogApp: Sendable {
   /// How `push`, `pull`, `replicate` and `remote init` reach a server; `nil` in a build without
   /// replication (those commands then fail saying so).
   public var remote: ReplicationRemote?
+  /// The program's name in its help, usage lines and errors (`USAGE: floorplan-eventlog log …`):
+  /// the name given; else, in ``run()``, the name the process was started by; else `eventlog`.
+  public var name: String?
 
   /// An `eventlog` for the app `schema` describes.
   /// - Parameters:
   ///   - schema: the app's event types, projections, rules, replicated streams and stream names.
   ///   - plugins: the app's command groups.
   ///   - remote: the replication transport, for example ``ReplicationRemote/postgres``.
-  public init(schema: AppSchema, plugins: [any EventLogPlugin] = [], remote: ReplicationRemote? = nil) {
+  ///   - name: the program's name in help and errors; `nil`: the executable's file name.
+  public init(
+    schema: AppSchema, plugins: [any EventLogPlugin] = [], remote: ReplicationRemote? = nil,
+    name: String? = nil
+  ) {
     self.schema = schema
     self.plugins = plugins
     self.remote = remote
+    self.name = name
   }
+
+  /// The name help and errors show: ``name``, else `eventlog`.
+  var programName: String { name.flatMap { $0.isEmpty ? nil : $0 } ?? "eventlog" }
 
   /// Runs the command line `arguments` (without the program's name) and returns the exit status:
   /// 0 on success, 1 when the command failed (`Error: …` on standard error), 64 on a usage error.
@@ -61,7 +72,11 @@ public struct EventLogApp: Sendable {
   @MainActor
   public func run() async -> Never {
     StandardStreams.reserveClosedDescriptors()
-    let status = await main(
+    var app = self
+    if app.name == nil, let path = CommandLine.arguments.first {
+      app.name = URL(fileURLWithPath: path).lastPathComponent
+    }
+    let status = await app.main(
       arguments: Array(CommandLine.arguments.dropFirst()), environment: ProcessInfo.processInfo.environment)
     exit(status)
   }

@@ -172,10 +172,3 @@ struct EventSelection: Sendable {
       + " (\(usage))"
   }
 }
-
-extension ArgumentType where Value == Date {
-  /// An ISO 8601 time.
-  static var isoTime: ArgumentType {
-    .parsing(expected: "an ISO 8601 time such as 2026-12-24T19:30:00Z") { ISO8601.date(from: $0) }
-  }
-}

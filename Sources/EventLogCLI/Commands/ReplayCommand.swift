@@ -17,7 +17,7 @@ struct ReplayCommand: CLICommand {
     "at", "TIME",
     help:
       "Stop where the log stood at this time (ISO 8601): up to the event before the first one recorded later; show the state as of then.",
-    type: .isoTime)
+    type: .iso8601)
   var at: Date?
   @Flag(
     "json",
