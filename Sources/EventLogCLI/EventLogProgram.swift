@@ -7,7 +7,7 @@ import Foundation
 /// usage error (with the usage line), as swift-argument-parser does.
 public enum EventLogProgram {
   /// The tool's version.
-  public static let version = "0.1.0"
+  public static let version = "0.2.0"
 
   /// The built-in groups, after the plug-ins' in the help.
   static let builtInGroups: [CommandGroup] = [

@@ -2,7 +2,7 @@ import EventLog
 import Foundation
 import Replication
 
-/// An app's `eventlog`: the generic commands (`log`, `show`, `replay`, `verify`, `stats`, `export`,
+/// An app's `eventlog`: the generic commands (`log`, `show`, `history`, `replay`, `diff`, `verify`, `stats`, `export`,
 /// `import`, `push`, `pull`, `replicate`, `remote …`) over the app's ``EventLog/AppSchema``, plus the
 /// command groups of its plug-ins.
 ///
