@@ -107,6 +107,16 @@ actor InMemoryRestaurantRepository: RestaurantRepository {
     return summary
   }
 
+  /// The stored list, once.
+  nonisolated func observeAll() -> AsyncThrowingStream<[Restaurant], any Error> {
+    AsyncThrowingStream { continuation in
+      Task {
+        continuation.yield(await self.stored)
+        continuation.finish()
+      }
+    }
+  }
+
   nonisolated func changes() -> AsyncThrowingStream<RestaurantChange, any Error> {
     AsyncThrowingStream { $0.finish() }
   }
@@ -142,6 +152,20 @@ actor InMemoryBookingRepository: BookingRepository {
   }
 
   func booking(id: UUID) async throws -> Booking? { stored[id] }
+
+  /// The stored list, once.
+  nonisolated func observeAll() -> AsyncThrowingStream<[Booking], any Error> {
+    AsyncThrowingStream { continuation in
+      Task {
+        do {
+          continuation.yield(try await self.getAll())
+          continuation.finish()
+        } catch {
+          continuation.finish(throwing: error)
+        }
+      }
+    }
+  }
 
   nonisolated func changes() -> AsyncThrowingStream<BookingChange, any Error> {
     AsyncThrowingStream { $0.finish() }

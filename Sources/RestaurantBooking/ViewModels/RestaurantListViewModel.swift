@@ -105,7 +105,7 @@ public final class RestaurantListViewModel {
 
   private func followBookings() async {
     do {
-      for try await _ in bookingRepository.changes() { await loadBookings(clearingError: false) }
+      for try await bookings in bookingRepository.observeAll() { self.bookings = bookings }
     } catch {
       report(error, .loadBookings)
     }
@@ -113,15 +113,7 @@ public final class RestaurantListViewModel {
 
   private func followRestaurants() async {
     do {
-      for try await _ in restaurantRepository.changes() { await reloadRestaurants() }
-    } catch {
-      report(error, .loadRestaurants)
-    }
-  }
-
-  private func reloadRestaurants() async {
-    do {
-      restaurants = try await restaurantRepository.getAll()
+      for try await restaurants in restaurantRepository.observeAll() { self.restaurants = restaurants }
     } catch {
       report(error, .loadRestaurants)
     }

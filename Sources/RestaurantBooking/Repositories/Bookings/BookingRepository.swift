@@ -27,8 +27,14 @@ public protocol BookingRepository: Sendable {
   /// The booking `id`, or `nil` (never created or deleted).
   func booking(id: UUID) async throws -> Booking?
 
-  /// The bookings' changes from now on, as they are committed (by this process or another).
-  /// Ends when the consumer stops iterating; throws when the log cannot be read.
+  /// Every booking, as ``getAll()`` lists them, now and after each commit that changes the list
+  /// (by this process or another): what a view shows. Ends when the consumer stops iterating;
+  /// throws when the log cannot be read.
+  func observeAll() -> AsyncThrowingStream<[Booking], any Error>
+
+  /// The bookings' changes from now on, as they are committed (by this process or another):
+  /// what happened, to react to (``observeAll()`` is what to show). Ends when the consumer stops
+  /// iterating; throws when the log cannot be read.
   func changes() -> AsyncThrowingStream<BookingChange, any Error>
 }
 

@@ -140,6 +140,13 @@ public final class EventSourcedBookingRepository: BookingRepository {
     try store.read { try BookingsProjection.table.reader(in: $0).row(forKey: .uuid(id)).map(Booking.init) }
   }
 
+  /// The list of ``getAll()``, read again after each commit that changes it.
+  public func observeAll() -> AsyncThrowingStream<[Booking], any Error> {
+    store.observe {
+      try BookingsProjection.table.reader(in: $0).rows(in: BookingsProjection.byDate, as: Booking.init)
+    }
+  }
+
   /// The bookings' changes from now on, read from the log as it is committed (by this process or
   /// another); ends when the consumer stops iterating, throws when the log cannot be read.
   public func changes() -> AsyncThrowingStream<BookingChange, any Error> {

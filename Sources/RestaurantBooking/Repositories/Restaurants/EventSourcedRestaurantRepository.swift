@@ -79,6 +79,14 @@ public final class EventSourcedRestaurantRepository: RestaurantRepository {
     throw RestaurantSyncError.catalogChangedConcurrently(attempts: Self.maximumAttempts)
   }
 
+  /// The list of ``getAll()``, read again after each commit that changes it.
+  public func observeAll() -> AsyncThrowingStream<[Restaurant], any Error> {
+    store.observe {
+      try RestaurantsProjection.table.reader(in: $0).rows(
+        in: RestaurantsProjection.byName, as: Restaurant.init)
+    }
+  }
+
   /// The catalog's changes from now on, read from the log as it is committed (by this process or
   /// another); ends when the consumer stops iterating, throws when the log cannot be read.
   public func changes() -> AsyncThrowingStream<RestaurantChange, any Error> {

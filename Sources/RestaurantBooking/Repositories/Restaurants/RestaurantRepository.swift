@@ -15,8 +15,14 @@ public protocol RestaurantRepository: Sendable {
   /// - Throws: ``RestaurantSyncError`` (nothing changed) or a storage error.
   func refresh() async throws -> RefreshSummary
 
-  /// The catalog's changes from now on, as they are committed (by this process or another).
-  /// Ends when the consumer stops iterating; throws when the log cannot be read.
+  /// Every restaurant, as ``getAll()`` lists them, now and after each commit that changes the
+  /// list (by this process or another): what a view shows. Ends when the consumer stops
+  /// iterating; throws when the log cannot be read.
+  func observeAll() -> AsyncThrowingStream<[Restaurant], any Error>
+
+  /// The catalog's changes from now on, as they are committed (by this process or another):
+  /// what happened, to react to (``observeAll()`` is what to show). Ends when the consumer stops
+  /// iterating; throws when the log cannot be read.
   func changes() -> AsyncThrowingStream<RestaurantChange, any Error>
 }
 
