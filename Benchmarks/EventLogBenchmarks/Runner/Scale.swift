@@ -19,6 +19,8 @@ struct Scale: Sendable {
   var readRows: Int
   /// Events of `replicate.push` and `replicate.pull`.
   var replicateEvents: Int
+  /// Events of the `audit.query` log.
+  var auditEvents: Int
   /// `seed` at this many restaurants or more (O(R²)) runs once, without warm-up.
   var seedSingleRunFrom: Int
   /// When set (`--size`), every workload runs at this size only.
@@ -32,13 +34,13 @@ struct Scale: Sendable {
   static let quick = Scale(
     name: "quick", runs: 3, batchedEvents: 20_000, singleEvents: 1_600, concurrentEvents: 1_600,
     replaySizes: [1_000, 10_000, 100_000], syncSizes: [1_000, 10_000, 100_000], readRows: 50_000,
-    replicateEvents: 20_000,
+    replicateEvents: 20_000, auditEvents: 100_000,
     seedSingleRunFrom: 1_000_000)
 
   static let standard = Scale(
     name: "default", runs: 5, batchedEvents: 100_000, singleEvents: 4_000, concurrentEvents: 4_000,
     replaySizes: [10_000, 100_000, 1_000_000], syncSizes: [1_000, 10_000, 100_000], readRows: 250_000,
-    replicateEvents: 100_000,
+    replicateEvents: 100_000, auditEvents: 1_000_000,
     seedSingleRunFrom: 1_000_000)
 
   func sizes(for workload: Workload) -> [Int] {
@@ -51,6 +53,7 @@ struct Scale: Sendable {
     case .syncDiff: syncSizes
     case .readAll: [readRows]
     case .replicatePush, .replicatePull: [replicateEvents]
+    case .auditQuery: [auditEvents]
     }
   }
 

@@ -59,9 +59,11 @@ enum RawRecords {
   }
 
   /// Writes an event's fields and payload: the bytes its chain value is computed over. The
-  /// origin is the baselines' ``device`` and the event's sequence in this log.
+  /// origin is `origin` (an event pulled from another device: that device and its sequence
+  /// there), or the baselines' ``device`` and the event's sequence in this log.
   static func writeEventBody(
-    _ record: MixedEventRecord, sequence: UInt64, recordedAt: Int64, into writer: inout ByteWriter
+    _ record: MixedEventRecord, sequence: UInt64, recordedAt: Int64,
+    origin: (device: UUID, sequence: UInt64)? = nil, into writer: inout ByteWriter
   ) {
     writer.write(record.event.typeCode)
     writer.write(sequence)
@@ -69,8 +71,8 @@ enum RawRecords {
     writer.write(record.stream)
     writer.write(record.version)
     writer.write(recordedAt)
-    writer.write(device)
-    writer.write(sequence)
+    writer.write(origin?.device ?? device)
+    writer.write(origin?.sequence ?? sequence)
     writePayload(record.event, into: &writer)
   }
 

@@ -142,6 +142,8 @@ struct EventLogSystem: BenchmarkSystem {
       let repository = EventSourcedRestaurantRepository(
         store: store, source: MemoryRestaurantSource(rows: scenario.local), origin: "bench")
       _ = try await repository.refresh()
+    case .auditQuery:
+      try await EventLogAudit.prepare(size: size, at: path)
     case .appendBatched, .appendSingle, .appendConcurrent, .replicatePush, .replicatePull:
       throw UnsupportedWorkload(workload: workload, system: .eventlog)
     }
@@ -268,6 +270,9 @@ struct EventLogSystem: BenchmarkSystem {
           return "pulled=\(summary.pulled) " + (try run.finish())
         },
         externalCPUSeconds: try run.backendCPU())
+    case .auditQuery:
+      guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .eventlog) }
+      return try EventLogAudit.run(size: size, fixture: fixture)
     }
   }
 }

@@ -84,7 +84,7 @@ struct LMDBAppendSystem: BenchmarkSystem {
         defer { box.models = RawReadModels() }
         return box.models.check
       }
-    case .appendConcurrent, .syncDiff, .readAll, .replicatePush, .replicatePull:
+    case .appendConcurrent, .syncDiff, .readAll, .replicatePush, .replicatePull, .auditQuery:
       throw UnsupportedWorkload(workload: workload, system: .lmdbAppend)
     }
   }

@@ -18,7 +18,8 @@ struct LMDBRawSystem: BenchmarkSystem {
       for range in batches(size, of: BenchmarkDefaults.fixtureBatch) {
         try log.append(records[range])
       }
-    case .appendBatched, .appendSingle, .appendConcurrent, .syncDiff, .replicatePush, .replicatePull:
+    case .appendBatched, .appendSingle, .appendConcurrent, .syncDiff, .replicatePush, .replicatePull,
+      .auditQuery:
       throw UnsupportedWorkload(workload: workload, system: .lmdbRaw)
     }
   }
@@ -97,7 +98,7 @@ struct LMDBRawSystem: BenchmarkSystem {
       } finish: {
         box.outcome()
       }
-    case .syncDiff, .replicatePush, .replicatePull:
+    case .syncDiff, .replicatePush, .replicatePull, .auditQuery:
       throw UnsupportedWorkload(workload: workload, system: .lmdbRaw)
     }
   }

@@ -10,7 +10,7 @@ import RestaurantBooking
 ///   stream exists: the expected-version check). `origin_device` and `origin_seq` are the event's
 ///   provenance (``RawRecords/device`` and its sequence), `chain` its 32-byte value in the hash
 ///   chain, computed in Swift as eventlog computes it, over the row's fields and payload in the
-///   baselines' record layout (``RawRecords/writeEventBody(_:sequence:recordedAt:into:)``).
+///   baselines' record layout (``RawRecords/writeEventBody(_:sequence:recordedAt:origin:into:)``).
 /// - `bookings(id PRIMARY KEY, …)` with an index on `(date, id)`; `restaurants(id PRIMARY KEY,
 ///   name, cuisine)` with an index on `(name COLLATE NOCASE, id)`: the read models.
 final class SQLiteLog {
@@ -99,12 +99,16 @@ final class SQLiteLog {
     }
   }
 
-  /// Inserts the event, with its provenance and chain value, and updates the read models; call
-  /// inside ``transaction(_:)``.
-  func apply(_ record: MixedEventRecord, recordedAt: Int64) throws {
+  /// Inserts the event, with its provenance (`origin` for an event pulled from another device:
+  /// that device and its sequence there; by default this log's own) and chain value, and updates
+  /// the read models; call inside ``transaction(_:)``.
+  func apply(
+    _ record: MixedEventRecord, recordedAt: Int64, origin: (device: UUID, sequence: UInt64)? = nil
+  ) throws {
     let sequence = head + 1
     writer.reset()
-    RawRecords.writeEventBody(record, sequence: sequence, recordedAt: recordedAt, into: &writer)
+    RawRecords.writeEventBody(
+      record, sequence: sequence, recordedAt: recordedAt, origin: origin, into: &writer)
     let previous = chain
     let value = writer.bytes.withUnsafeBytes { previous.next(over: $0) }
     try insertEvent.bind(1, Int64(sequence))
@@ -113,8 +117,8 @@ final class SQLiteLog {
     try insertEvent.bind(4, Int64(record.version))
     try insertEvent.bind(5, Int64(record.event.typeCode))
     try insertEvent.bind(6, recordedAt)
-    try insertEvent.bind(7, RawRecords.device)
-    try insertEvent.bind(8, Int64(sequence))
+    try insertEvent.bind(7, origin?.device ?? RawRecords.device)
+    try insertEvent.bind(8, Int64(origin?.sequence ?? sequence))
     try writer.bytes.withUnsafeBytes {
       try insertEvent.bind(9, UnsafeRawBufferPointer(rebasing: $0[RawRecords.eventHeaderSize...]))
     }

@@ -31,6 +31,8 @@ struct SQLiteSystem: BenchmarkSystem {
             eventID: ids.next(), stream: MixedEventRecord.catalogStream, version: UInt64(index + 1),
             event: .restaurantAdded(row))
         })
+    case .auditQuery:
+      try SQLiteAudit.prepare(size: size, into: log)
     case .appendBatched, .appendSingle, .appendConcurrent, .replicatePush, .replicatePull:
       throw UnsupportedWorkload(workload: workload, system: .sqlite)
     }
@@ -126,6 +128,9 @@ struct SQLiteSystem: BenchmarkSystem {
       } finish: {
         box.outcome()
       }
+    case .auditQuery:
+      guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .sqlite) }
+      return try SQLiteAudit.run(size: size, fixture: fixture)
     case .replicatePush, .replicatePull:
       throw UnsupportedWorkload(workload: workload, system: .sqlite)
     }

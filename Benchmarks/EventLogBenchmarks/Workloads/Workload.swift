@@ -8,6 +8,7 @@ enum Workload: String, CaseIterable, Sendable, Codable {
   case readAll = "read.all"
   case replicatePush = "replicate.push"
   case replicatePull = "replicate.pull"
+  case auditQuery = "audit.query"
 
   /// The systems of the contract for this workload, `eventlog` first.
   var systems: [SystemID] {
@@ -17,13 +18,16 @@ enum Workload: String, CaseIterable, Sendable, Codable {
     case .syncDiff: [.eventlog, .seed, .sqlite]
     case .readAll: [.eventlog, .lmdbRaw, .sqlite]
     case .replicatePush, .replicatePull: [.eventlog, .libpqRaw, .eventlogHTTPS]
+    case .auditQuery: [.eventlog, .sqlite]
     }
   }
 
   /// What one operation is.
   var unit: String {
     switch self {
-    case .appendBatched, .appendSingle, .appendConcurrent, .replay, .replicatePush, .replicatePull: "events"
+    case .appendBatched, .appendSingle, .appendConcurrent, .replay, .replicatePush, .replicatePull,
+      .auditQuery:
+      "events"
     case .syncDiff: "restaurants"
     case .readAll: "rows"
     }
@@ -44,6 +48,9 @@ enum Workload: String, CaseIterable, Sendable, Codable {
       "local booking events pushed to the PostgreSQL the benchmark started (fsync off), 500 per server transaction"
     case .replicatePull:
       "server events pulled into a fresh local log, 1000 per page, one durable local commit each"
+    case .auditQuery:
+      "an auditor's questions through the indexes: 10 time windows of 1% of the N events, one origin device's events "
+        + "(each read in full), the counts per type; rate = events returned"
     }
   }
 
@@ -51,7 +58,7 @@ enum Workload: String, CaseIterable, Sendable, Codable {
   func needsFixture(_ system: SystemID) -> Bool {
     switch self {
     case .appendBatched, .appendSingle, .appendConcurrent: false
-    case .replay, .readAll, .replicatePush, .replicatePull: true
+    case .replay, .readAll, .replicatePush, .replicatePull, .auditQuery: true
     case .syncDiff: system != .seed
     }
   }
@@ -82,7 +89,7 @@ enum Workload: String, CaseIterable, Sendable, Codable {
   var isDurableWrite: Bool {
     switch self {
     case .appendBatched, .appendSingle, .appendConcurrent, .replicatePull: true
-    case .replay, .syncDiff, .readAll, .replicatePush: false
+    case .replay, .syncDiff, .readAll, .replicatePush, .auditQuery: false
     }
   }
 }
