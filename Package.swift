@@ -187,6 +187,8 @@ let package = Package(
       name: "EventLogTests", dependencies: ["EventLog", "Checksum", "LMDB", "TestKit", "ReviewEntity"]),
     // The `User` entity of Docs/AddingAnEntity.md, on EventLog's public API alone, and its tests.
     .testTarget(name: "UserEntityTests", dependencies: ["EventLog", "TestKit"]),
+    // The short form of Docs/AddingAnEntity.md: an entity in one file on the generic repository.
+    .testTarget(name: "DiningTableTests", dependencies: ["EventLog", "TestKit"]),
     .testTarget(
       name: "RestaurantBookingTests",
       dependencies: ["RestaurantBooking", "EventLog", "HTTPTestSupport", "TestKit"]),

@@ -189,16 +189,26 @@ struct UserTests {
     let text = try String(contentsOf: guide, encoding: .utf8)
     let main = Self.folder.appendingPathComponent("../Support/UserEventLog/main.swift").standardized
     let tests = Self.folder.appendingPathComponent("UserTests.swift")
-    let shown = try Self.entityFiles() + [("main.swift", String(contentsOf: main, encoding: .utf8))]
+    let diningTable = Self.folder.appendingPathComponent("../DiningTableTests/DiningTable.swift").standardized
+    let diningTests = Self.folder.appendingPathComponent("../DiningTableTests/DiningTableTests.swift")
+      .standardized
+    let shown =
+      try Self.entityFiles() + [
+        ("main.swift", String(contentsOf: main, encoding: .utf8)),
+        ("DiningTable.swift", String(contentsOf: diningTable, encoding: .utf8)),
+      ]
     for (file, source) in shown {
       #expect(text.contains("```swift\n" + source + "```\n"), "the guide shows \(file) as it is")
     }
     // Every Swift block of the guide is a compiled file, or a part of one (the tests' composition root).
-    let compiled = shown.map(\.1) + [try String(contentsOf: tests, encoding: .utf8)]
+    let compiled =
+      shown.map(\.1) + [
+        try String(contentsOf: tests, encoding: .utf8), try String(contentsOf: diningTests, encoding: .utf8),
+      ]
     let blocks = text.components(separatedBy: "```swift\n").dropFirst().compactMap {
       $0.components(separatedBy: "```\n").first
     }
-    #expect(blocks.count == shown.count + 1)
+    #expect(blocks.count == shown.count + 2)
     for block in blocks {
       #expect(compiled.contains { $0.contains(block) }, "not compiled:\n\(block)")
     }
