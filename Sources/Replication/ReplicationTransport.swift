@@ -151,11 +151,20 @@ public protocol ReplicationTransportError: Error, CustomStringConvertible {
   /// gateway's timeout): asking for less (a smaller page) may succeed where the same request
   /// would not. `false` unless a transport says so.
   var isTimeout: Bool { get }
+
+  /// Whether the server refused the user's session (an expired or revoked access token, or
+  /// none): a renewed session may succeed where nothing else will. Live replication
+  /// (``Replicator/watch(shouldStop:report:)``) waits for one instead of stopping. `false` unless
+  /// a transport says so.
+  var needsNewSession: Bool { get }
 }
 
 extension ReplicationTransportError {
   /// `false`: the error says nothing of the request's cost.
   public var isTimeout: Bool { false }
+
+  /// `false`: the error is not about a session.
+  public var needsNewSession: Bool { false }
 }
 
 /// The deadline of the replication command in flight, which transports bound their calls by: a

@@ -27,7 +27,12 @@ extension Replicator {
   /// Replicates until `shouldStop` says so: a push and a pull, then a wait for a local commit,
   /// a notification from the server or the poll interval, and again. Transient failures (the
   /// server going away, a lost connection) are retried without end, with backoff; the round in
-  /// flight finishes before it stops.
+  /// flight finishes before it stops. A refused session (an access token that expired, and no
+  /// renewed one yet: ``ReplicationTransportError/needsNewSession``) does not end it either: the
+  /// round is tried again after 1 s, then 2, 4, … up to 30 s, each try asking the transport's
+  /// token provider again, until a renewed session is accepted. The server is checked
+  /// (``checkServer(onRetry:)``) before the first round, under the same rule: a watch started
+  /// with an expired session waits for a renewed one too.
   /// - Parameters:
   ///   - shouldStop: asked between batches and while waiting, at least four times a second.
   ///   - report: told of each round and each retry.
@@ -40,10 +45,29 @@ extension Replicator {
     let live = Replicator(store: store, transport: transport, options: liveOptions)
     let onRetry: @Sendable (String, Duration) -> Void = { report(.retrying(error: $0, delay: $1)) }
     var listening = true
+    var sessionWait: Duration = .seconds(1)
+    var checked = false
     while !shouldStop() {
       let roundStart = ContinuousClock.now
-      let push = try await live.push(onRetry: onRetry, shouldStop: shouldStop)
-      let pull = try await live.pull(onRetry: onRetry, shouldStop: shouldStop)
+      let push: PushSummary
+      let pull: PullSummary
+      do {
+        if !checked {
+          try await live.checkServer(onRetry: onRetry)
+          checked = true
+        }
+        push = try await live.push(onRetry: onRetry, shouldStop: shouldStop)
+        pull = try await live.pull(onRetry: onRetry, shouldStop: shouldStop)
+        sessionWait = .seconds(1)
+      } catch let error as any ReplicationTransportError where error.needsNewSession {
+        // The session expired: wait for a renewed one (whatever renews it rewrites the token the
+        // provider gives), then try the round again.
+        report(.retrying(error: "\(error); waiting for a renewed session", delay: sessionWait))
+        let until = ContinuousClock.now + sessionWait
+        while !shouldStop() && ContinuousClock.now < until { try await Task.sleep(for: .milliseconds(250)) }
+        sessionWait = min(sessionWait * 2, .seconds(30))
+        continue
+      }
       total.push.pushed += push.pushed
       total.push.alreadyStored += push.alreadyStored
       total.push.rejected += push.rejected
@@ -72,6 +96,9 @@ extension Replicator {
           } catch let error as any ReplicationTransportError where error.failureKind == .transient {
             // The server is away: the next round's retries report it and wait for it.
             try await Task.sleep(for: .milliseconds(250))
+            break
+          } catch let error as any ReplicationTransportError where error.needsNewSession {
+            // The session expired while waiting: the next round waits for a renewed one.
             break
           } catch let error as any ReplicationTransportError where error.failureKind == .fatal {
             // No LISTEN here (a transaction pooler): poll instead.

@@ -44,6 +44,15 @@ public enum SupabaseError: ReplicationTransportError, Sendable, Equatable, Local
     }
   }
 
+  /// Whether the server refused the user's session, or no user is signed in: a renewed
+  /// session (a new access token) may succeed.
+  public var needsNewSession: Bool {
+    switch self {
+    case .signInAgain, .notSignedIn: true
+    default: false
+    }
+  }
+
   /// Whether the server gave up on the request for taking too long: PostgreSQL's statement
   /// timeout (`57014`, Supabase's `authenticated` role allows 8 s), or a gateway's 504 without a
   /// PostgREST code (an exhausted pool, `PGRST003`, is not: the request never ran).

@@ -80,6 +80,12 @@ struct RemoteCredentials: ArgumentGroup {
       "For an https:// URL: a file whose first line is the signed-in user's access token (default: $EVENTLOG_ACCESS_TOKEN); never printed.",
     type: .nonEmpty("a file"))
   var accessTokenFile: String?
+  @Option(
+    "refresh-token-file", "FILE",
+    help:
+      "For an https:// URL: a file whose first line is the session's refresh token; when the server refuses the access token, the session is renewed with it (Supabase Auth's refresh grant) and the file rewritten with the next one (and --access-token-file with the new access token); never printed.",
+    type: .nonEmpty("a file"))
+  var refreshTokenFile: String?
 
   /// The settings for `url`: for a project URL, the API key (a usage error without one) and the
   /// access token's provider (a token file is read now, and again when the server asks for a
@@ -95,13 +101,28 @@ struct RemoteCredentials: ArgumentGroup {
         "an https:// URL needs the project's API key: give '--api-key <KEY>' or set SUPABASE_ANON_KEY")
     }
     settings.apiKey = key
+    if let refreshFile = refreshTokenFile {
+      guard refreshFile != "-" else {
+        throw UsageError(
+          "'--refresh-token-file' must name a file: the renewed refresh token is written back to it")
+      }
+      guard let projectURL = URL(string: url) else { throw UsageError("'\(url)' is not a URL") }
+      let initial =
+        try accessTokenFile.map { try Self.firstLine(of: $0, flag: "--access-token-file") }
+        ?? context.environment["EVENTLOG_ACCESS_TOKEN"]?.trimmingCharacters(in: .whitespacesAndNewlines)
+      let session = SessionRenewal(
+        projectURL: projectURL, apiKey: key, refreshTokenFile: refreshFile, accessTokenFile: accessTokenFile,
+        initial: initial.flatMap { $0.isEmpty ? nil : $0 })
+      settings.accessToken = { refresh in try await session.token(refresh: refresh) }
+      return settings
+    }
     if let file = accessTokenFile {
-      let cached = Mutex<String?>(try Self.firstLine(of: file))
+      let cached = Mutex<String?>(try Self.firstLine(of: file, flag: "--access-token-file"))
       settings.accessToken = { refresh in
         // A refresh reads the file again: whatever renews the session may have rewritten it.
         if refresh && file != "-" { cached.withLock { $0 = nil } }
         if let token = cached.withLock({ $0 }) { return token }
-        let token = try Self.firstLine(of: file)
+        let token = try Self.firstLine(of: file, flag: "--access-token-file")
         cached.withLock { $0 = token }
         return token
       }
@@ -116,8 +137,8 @@ struct RemoteCredentials: ArgumentGroup {
   /// The first line of `file` (`-`: standard input), trimmed; `nil` when it is empty. A file
   /// that its group or others can write, or that another user owns, is refused
   /// (``SecretFile``), every time it is read.
-  private static func firstLine(of file: String) throws -> String? {
-    let data = try SecretFile.read(file, flag: "--access-token-file", maximumBytes: 64 << 10)
+  static func firstLine(of file: String, flag: String) throws -> String? {
+    let data = try SecretFile.read(file, flag: flag, maximumBytes: 64 << 10)
     let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first
     let token = line.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
     return token.isEmpty ? nil : token
@@ -148,13 +169,13 @@ struct RemoteOptions: ArgumentGroup {
 
   var retryFor: Duration { .seconds(retrySeconds) }
 
-  /// Opens the store (`access`), checks the server and runs `body` with a replicator between
-  /// them. A one-shot command (`retrying`) runs under one deadline, `--retry-for` from now and
+  /// Opens the store (`access`), checks the server (unless `checkingServer` is `false`: the body
+  /// checks it) and runs `body` with a replicator between them. A one-shot command (`retrying`) runs under one deadline, `--retry-for` from now and
   /// from each batch pushed or page pulled: no retry, connection or statement runs past it, and a
   /// command that keeps making progress is not cut short.
   func withReplicator<R>(
     _ context: CommandContext, _ access: CommandContext.Access, retrying: Bool = true,
-    _ body: (Replicator) async throws -> R
+    checkingServer: Bool = true, _ body: (Replicator) async throws -> R
   ) async throws -> R {
     let url = try RemoteURL.resolve(url, context)
     let remote = try credentials.settings(url: url, allowUnencrypted: allowUnencrypted, context)
@@ -165,7 +186,7 @@ struct RemoteOptions: ArgumentGroup {
     let replicator = context.replicator(store, transport: transport, retryFor: retrying ? retryFor : nil)
     let deadline = retrying ? ReplicationDeadline(budget: retryFor) : nil
     return try await ReplicationDeadline.$current.withValue(deadline) {
-      try await replicator.checkServer(onRetry: context.retryNotice)
+      if checkingServer { try await replicator.checkServer(onRetry: context.retryNotice) }
       return try await body(replicator)
     }
   }
@@ -628,7 +649,9 @@ struct ReplicateCommand: CLICommand {
         "warning: the URL's password stays visible in the process list (ps) while --watch runs; "
           + "give it in PGPASSWORD or ~/.pgpass instead")
     }
-    try await options.withReplicator(context, .create, retrying: !watch) { replicator in
+    // With --watch, the server is checked by the watch itself, which waits out a refused session.
+    try await options.withReplicator(context, .create, retrying: !watch, checkingServer: !watch || resync) {
+      replicator in
       if resync { try await replicator.resync() }
       try await ReplicationProgressNote.run(replicator, pushes: true, pulls: true, context) {
         try await run(replicator, context, json: json)

@@ -195,6 +195,17 @@ public final class PostgRESTStandIn: Sendable {
     }
   }
 
+  /// Signs `user` in as Supabase Auth would: an access token valid for `lifetime`, and the
+  /// refresh token that renews it once at `POST /auth/v1/token?grant_type=refresh_token`.
+  public func signIn(
+    _ user: UUID, lifetime: Duration = .seconds(3600)
+  ) -> (accessToken: String, refreshToken: String) {
+    core.auth.signIn(user, lifetime: lifetime)
+  }
+
+  /// How many sessions the refresh grant renewed.
+  public var sessionRefreshes: Int { core.auth.refreshes.load(ordering: .relaxed) }
+
   /// Applies `fault` to the next `times` requests (to the function `function` only, when given),
   /// after the faults injected before it are used up.
   public func inject(_ fault: Fault, times: Int = 1, function: String? = nil) {

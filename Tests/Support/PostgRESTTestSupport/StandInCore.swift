@@ -13,6 +13,8 @@ final class StandInCore: Sendable {
   let configuration: PostgRESTStandIn.Configuration
   let pool: ConnectionPool
   let verifier: JWTVerifier
+  /// Supabase Auth's refresh grant, beside the API.
+  let auth: AuthTokenEndpoint
   let log = Mutex<[LoggedRequest]>([])
   private let faults = Mutex<[(fault: Fault, remaining: Int, function: String?)]>([])
 
@@ -20,6 +22,7 @@ final class StandInCore: Sendable {
     self.configuration = configuration
     self.pool = pool
     verifier = JWTVerifier(secret: configuration.jwtSecret, clockSkewSeconds: configuration.clockSkewSeconds)
+    auth = AuthTokenEndpoint(secret: configuration.jwtSecret)
   }
 
   func inject(_ fault: Fault, times: Int, function: String?) {
@@ -66,6 +69,16 @@ final class StandInCore: Sendable {
   }
 
   func handle(_ request: LoopbackHTTPServer.Request) -> LoopbackHTTPServer.Reply {
+    // Supabase Auth behind the same gateway (`/auth/v1`, Supabase's `kong.yml`: route `auth-v1`).
+    if request.path == "/auth/v1/token" {
+      if let refusal = gatewayRefusal(apiKey: request.headers["apikey"]) { return refusal.reply }
+      guard request.method == "POST" else {
+        return Answer.json(#"{"code":405,"msg":"the stand-in serves POST /auth/v1/token only"}"#, status: 405)
+          .reply
+      }
+      let (status, body) = auth.answer(query: request.query, body: request.body)
+      return Answer.json(body, status: status).reply
+    }
     let route = Route(request.path)
     var entry = LoggedRequest(
       method: request.method, path: request.path, function: route.function,
