@@ -36,7 +36,8 @@ extension ServerSchema {
   /// digits and dashes, the dashes in their places. Written out in place, not as a function (a
   /// SQL function with a pinned `search_path` is never inlined), and cheaper than one regular
   /// expression of the whole form, whose bounded repetitions cost about 4 µs a call: the checks
-  /// of every field of every pushed event were most of a push's server time (Docs/Benchmarks.md).
+  /// of every field of every pushed event were most of a push's server time
+  /// (Benchmarks/Results/FINDINGS.md, finding 10).
   static func isUUID(_ expression: String) -> String {
     """
     (pg_catalog.octet_length(\(expression)) = 36 AND \(expression) !~ '[^-0-9a-fA-F]'

@@ -1,4 +1,4 @@
-# Alternating measuring children of two builds (Docs/Benchmarks.md, finding 9): python3 convergence-pairs.py WORKLOAD SIZE RUNS WARMUPS PAIRS
+# Alternating measuring children of two builds (Benchmarks/Results/FINDINGS.md, finding 9): python3 convergence-pairs.py WORKLOAD SIZE RUNS WARMUPS PAIRS
 # in a directory holding main-benchmarks and conv-benchmarks (release builds) and, for each, a fixture
 # <build>-<workload>-fixture prepared by the same build ("mode":"prepare") and a scratch directory <build>-<workload>-scratch.
 import json, subprocess, sys, statistics, os, time

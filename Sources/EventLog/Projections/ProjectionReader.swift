@@ -159,7 +159,7 @@ public final class ProjectionReader {
   /// inclusive, forward; the key before which it starts, exclusive, backward) and the value
   /// `table` holds under the key `lookupKey` picks from the entry (`nil` when it holds none),
   /// until `body` returns `false`: an index scan joined to its rows, with both tables found once
-  /// rather than by name for every entry (`read.all`, `Docs/Benchmarks.md`).
+  /// rather than by name for every entry (`read.all`: `Benchmarks/Results/FINDINGS.md`, finding 7).
   @usableFromInline
   func forEachEntry(
     in index: String, bound: [UInt8]?, direction: EventStore.ReadDirection, joinedTo table: String,

@@ -2,7 +2,7 @@ import EventLog
 import Foundation
 
 // A booking row read and written on bytes, for the measured fast path
-// (`BookingsProjection+FastPath.swift`, `Docs/Benchmarks.md` finding 7) and the tests.
+// (`BookingsProjection+FastPath.swift`, `Benchmarks/Results/FINDINGS.md`, finding 7) and the tests.
 // `RowLayoutTests` checks that each gives the bytes, keys and dates that `BookingRow`'s
 // `write(to:)` and `init(from:)` in `BookingRow.swift` give.
 

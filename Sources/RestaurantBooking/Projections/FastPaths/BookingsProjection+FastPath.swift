@@ -2,8 +2,8 @@ import EventLog
 import Foundation
 
 // The bookings projection's measured fast path: replay spent about a tenth more time without it
-// (`Docs/Benchmarks.md`, finding 7). `BookingsHookTests` checks that it builds the same tables as
-// the handlers in `BookingsProjection.swift`, which are the simple path a reader copies.
+// (`Benchmarks/Results/FINDINGS.md`, finding 7). `BookingsHookTests` checks that it builds the same
+// tables as the handlers in `BookingsProjection.swift`, which are the simple path a reader copies.
 
 extension BookingsProjection {
   /// The hand-written fast path for payloads of the current schema, on their bytes, writing the
@@ -11,7 +11,8 @@ extension BookingsProjection {
   /// sortable key then the ID with an empty value. It skips the engine's generic steps (reading
   /// the new row back for its date, checking for a row to replace, which a `BookingCreated`, the
   /// first event of its stream, never has): replay spent about a tenth more time without it
-  /// (`Docs/Benchmarks.md`, finding 7). `BookingsHookTests` checks both paths build the same tables.
+  /// (`Benchmarks/Results/FINDINGS.md`, finding 7). `BookingsHookTests` checks both paths build the
+  /// same tables.
   @Sendable
   static func fastPath(
     _ event: RecordedEvent, _ table: TableWriter<BookingRow>

@@ -3,16 +3,16 @@ import Foundation
 
 // Admission's measured fast paths, behind `RestaurantBookingAdmission.verdict(for:)`: a
 // `BookingCreated` judged on its payload's bytes, and blank text judged byte by byte (decoding
-// and trimming were most of admission's time in a pull: `Docs/Benchmarks.md`, finding 6, and the
-// comments below). `AdmissionTests` checks that the verdicts equal the decoded path's
+// and trimming were most of admission's time in a pull: `Benchmarks/Results/FINDINGS.md`, finding 6,
+// and the comments below). `AdmissionTests` checks that the verdicts equal the decoded path's
 // (`decodedVerdict(for:)`, in `RestaurantBookingAdmission.swift`).
 
 extension RestaurantBookingAdmission {
   /// The verdict on a `BookingCreated` of the current schema read on its bytes, as
   /// `BookingCreated(binary:)` reads them (UTF-8 checked), without creating its strings: half the
-  /// events of a pull are these, and decoding them was most of admission's time (`Docs/Benchmarks.md`,
-  /// finding 6). `nil` when the payload does not read: the registry's path then says why, in its
-  /// words. `AdmissionTests` checks the two paths agree.
+  /// events of a pull are these, and decoding them was most of admission's time
+  /// (`Benchmarks/Results/FINDINGS.md`, finding 6). `nil` when the payload does not read: the
+  /// registry's path then says why, in its words. `AdmissionTests` checks the two paths agree.
   static func bookingCreatedVerdict(_ event: RecordedEvent) -> EventVerdict? {
     event.payload.withUnsafeBytes { bytes -> EventVerdict? in
       var reader = BinaryReader(bytes)
@@ -50,8 +50,8 @@ extension RestaurantBookingAdmission {
   /// Whether `text` is empty or only white space, as `BookingRules` decides it for commands
   /// (`trimmingCharacters(in: .whitespacesAndNewlines)`). ASCII is answered byte by byte: the
   /// trim goes through `NSString` on Linux and was two thirds of admission's time in a pull
-  /// (`Docs/Benchmarks.md`, finding 6). Past ASCII the trim itself decides, since Foundation's set
-  /// is not Unicode's White_Space (it trims U+200B, for one).
+  /// (`Benchmarks/Results/FINDINGS.md`, finding 6). Past ASCII the trim itself decides, since
+  /// Foundation's set is not Unicode's White_Space (it trims U+200B, for one).
   static func blank(_ text: String) -> Bool {
     var text = text
     return text.withUTF8 { blank(utf8: UnsafeRawBufferPointer($0)) }
