@@ -71,7 +71,7 @@ enum TableReport {
       "CPU/op = the child's CPU time (user + system, all its threads) per operation, median run; "
         + "×ev CPU = eventlog's CPU/op / this system's (above 1: cheaper than eventlog).")
     lines.append("")
-    lines.append("Targets (issues 15 and 17):")
+    lines.append("Targets (Docs/Benchmarks.md, \"Targets\"):")
     for check in targets {
       lines.append("  [\(check.workload) @ \(Format.count(check.size))] " + check.line)
     }

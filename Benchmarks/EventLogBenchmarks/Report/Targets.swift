@@ -88,7 +88,7 @@ enum Targets {
 
   /// Why `eventlog-https`'s ratios have no target, shown beside them.
   static let httpsNote =
-    "shown, no target: measured and stated (issue 23); HTTP on loopback to the PostgREST stand-in, in this process"
+    "shown, no target: measured and stated; HTTP on loopback to the PostgREST stand-in, in this process"
 
   /// Why `append.single` has no target against SQLite, shown beside the ratio.
   static let singleAgainstSQLite =
