@@ -27,7 +27,8 @@ extension Replicator {
   /// Replicates until `shouldStop` says so: a push and a pull, then a wait for a local commit,
   /// a notification from the server or the poll interval, and again. Transient failures (the
   /// server going away, a lost connection) are retried without end, with backoff; the round in
-  /// flight finishes before it stops.
+  /// flight finishes before it stops. Only the first round's push sends again the refusals whose
+  /// cause may have passed (``Rejection/mayPass``).
   /// - Parameters:
   ///   - shouldStop: asked between batches and while waiting, at least four times a second.
   ///   - report: told of each round and each retry.
@@ -40,13 +41,17 @@ extension Replicator {
     let live = Replicator(store: store, transport: transport, options: liveOptions)
     let onRetry: @Sendable (String, Duration) -> Void = { report(.retrying(error: $0, delay: $1)) }
     var listening = true
+    var firstRound = true
     while !shouldStop() {
       let roundStart = ContinuousClock.now
-      let push = try await live.push(onRetry: onRetry, shouldStop: shouldStop)
+      // Refusals whose cause may have passed are sent again once, not every round.
+      let push = try await live.push(retryingRejections: firstRound, onRetry: onRetry, shouldStop: shouldStop)
+      firstRound = false
       let pull = try await live.pull(onRetry: onRetry, shouldStop: shouldStop)
       total.push.pushed += push.pushed
       total.push.alreadyStored += push.alreadyStored
       total.push.rejected += push.rejected
+      total.push.retried += push.retried
       total.push.pending = push.pending
       total.push.pushedThrough = push.pushedThrough
       total.pull.pulled += pull.pulled
