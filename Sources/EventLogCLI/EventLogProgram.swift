@@ -4,7 +4,8 @@ import Foundation
 /// The `eventlog` program: global options, command dispatch, help, exit statuses.
 ///
 /// Exit status 0 on success, 1 when the command failed (`Error: …` on standard error), 64 on a
-/// usage error (with the usage line), as swift-argument-parser does.
+/// usage error (with the usage line), as swift-argument-parser does; 3 when `push` or `replicate`
+/// did its work but the server refused some events for good (``CommandFailure/exitStatus``).
 public enum EventLogProgram {
   /// The tool's version.
   public static let version = "0.2.0"
@@ -13,8 +14,12 @@ public enum EventLogProgram {
   static let builtInGroups: [CommandGroup] = [
     CommandGroup(
       name: "remote",
-      abstract: "Set up the replication server, show this device's replication, move it to another owner.",
-      commands: [RemoteInitCommand.self, RemoteStatusCommand.self, RemoteReassignCommand.self])
+      abstract:
+        "Set up the replication server and its replicated streams, show this device's replication, move it to another owner.",
+      commands: [
+        RemoteInitCommand.self, RemoteStreamsCommand.self, RemoteStatusCommand.self,
+        RemoteReassignCommand.self,
+      ])
   ]
 
   /// The generic commands, which work on any app's log.
@@ -97,7 +102,7 @@ public enum EventLogProgram {
     } catch {
       console.flush()
       console.error("Error: \(TerminalText.escaped(describe(error, streams: dependencies.streamNames)))")
-      return 1
+      return (error as? CommandFailure)?.exitStatus ?? 1
     }
   }
 

@@ -128,6 +128,25 @@ public struct Rejection: Sendable, Hashable {
   public var id: UUID?
   /// The server's reason.
   public var reason: String
+
+  /// A rejection of the local event `sequence`.
+  /// - Parameters:
+  ///   - sequence: the event's local sequence.
+  ///   - id: the event's ID.
+  ///   - reason: the server's reason.
+  public init(sequence: UInt64, id: UUID?, reason: String) {
+    self.sequence = sequence
+    self.id = id
+    self.reason = reason
+  }
+
+  /// Whether the cause may pass: the server did not replicate the event's stream (`the stream
+  /// '…' is not replicated on this server`), which the app's `remote init`, or adding the prefix,
+  /// changes. A push sends such an event again (``Replicator/push(retryingRejections:progress:onRetry:shouldStop:)``);
+  /// other refusals (a conflict, an ID another owner holds, a malformed event) stay as they are.
+  public var mayPass: Bool {
+    reason.hasPrefix("the stream '") && reason.hasSuffix("' is not replicated on this server")
+  }
 }
 
 /// A server event this device recorded instead of storing it as it came: one it cannot store

@@ -32,7 +32,8 @@ extension Replicator {
   /// round is tried again after 1 s, then 2, 4, … up to 30 s, each try asking the transport's
   /// token provider again, until a renewed session is accepted. The server is checked
   /// (``checkServer(onRetry:)``) before the first round, under the same rule: a watch started
-  /// with an expired session waits for a renewed one too.
+  /// with an expired session waits for a renewed one too. Only the first round's push sends
+  /// again the refusals whose cause may have passed (``Rejection/mayPass``).
   /// - Parameters:
   ///   - shouldStop: asked between batches and while waiting, at least four times a second.
   ///   - report: told of each round and each retry.
@@ -47,6 +48,7 @@ extension Replicator {
     var listening = true
     var sessionWait: Duration = .seconds(1)
     var checked = false
+    var firstRound = true
     while !shouldStop() {
       let roundStart = ContinuousClock.now
       let push: PushSummary
@@ -56,7 +58,9 @@ extension Replicator {
           try await live.checkServer(onRetry: onRetry)
           checked = true
         }
-        push = try await live.push(onRetry: onRetry, shouldStop: shouldStop)
+        // Refusals whose cause may have passed are sent again once, not every round.
+        push = try await live.push(retryingRejections: firstRound, onRetry: onRetry, shouldStop: shouldStop)
+        firstRound = false
         pull = try await live.pull(onRetry: onRetry, shouldStop: shouldStop)
         sessionWait = .seconds(1)
       } catch let error as any ReplicationTransportError where error.needsNewSession {
@@ -71,6 +75,7 @@ extension Replicator {
       total.push.pushed += push.pushed
       total.push.alreadyStored += push.alreadyStored
       total.push.rejected += push.rejected
+      total.push.retried += push.retried
       total.push.pending = push.pending
       total.push.pushedThrough = push.pushedThrough
       total.pull.pulled += pull.pulled

@@ -42,6 +42,11 @@ public struct PushSummary: Sendable, Hashable {
   public var rejected = 0
   /// Of ``rejected``, events whose ID the server holds with other content.
   public var conflicts = 0
+  /// Events the server refused in an earlier push, for a cause that may have passed
+  /// (``Rejection/mayPass``), sent again: those it stores or holds count in ``pushed`` and
+  /// ``alreadyStored`` (and are no longer recorded as rejected), those it refuses again in
+  /// ``rejected``.
+  public var retried = 0
   /// Events still waiting (when the push was stopped early).
   public var pending = 0
   /// The last local sequence the server acknowledged.
@@ -87,8 +92,10 @@ public struct ReplicationProgress: Sendable {
 ///   in local order, in batches of one server transaction each. The server checks each event on
 ///   its own: stored and already stored acknowledge; a refused event or a conflict (the server
 ///   holds other content under its ID) is recorded (``ReplicationStatus/rejected``) and passed,
-///   so it never blocks the events after it. The server keeps this device's mark under the
-///   device's secret key, and the mark names the last event it acknowledged: the device trusts
+///   so it never blocks the events after it. A refusal whose cause may pass (a stream the server
+///   does not replicate yet, ``Rejection/mayPass``) is sent again by later pushes; an event the
+///   server stores or holds is no longer recorded as rejected. The server keeps this device's
+///   mark under the device's secret key, and the mark names the last event it acknowledged: the device trusts
 ///   the mark only when its own log holds that event there, and past that event only as far as
 ///   its own mark goes (a log that lost its last commits to a power cut or a restore numbers
 ///   new events there); it pushes again from the server's mark when that is lower than its own
@@ -345,7 +352,14 @@ public final class Replicator: Sendable {
   // MARK: Push
 
   /// Sends the outbox.
+  ///
+  /// First, when `retryingRejections`, it sends again the events the server refused in earlier
+  /// pushes for a cause that may have passed (``Rejection/mayPass``: a stream the server did not
+  /// replicate then), oldest first, a batch at a time, and stops at the first batch the server
+  /// stores or holds none of (the cause is still there): a push costs at most one batch more
+  /// while it is. Those the server stores or holds are no longer recorded as rejected.
   /// - Parameters:
+  ///   - retryingRejections: whether to send again the refusals whose cause may have passed.
   ///   - progress: called after each batch.
   ///   - onRetry: called before each retry of a transient failure, with the error and the wait.
   ///   - shouldStop: asked between batches; the batch in flight finishes.
@@ -358,6 +372,7 @@ public final class Replicator: Sendable {
   /// - Returns: how many events the server stored, already held or refused, how many still wait,
   ///   and the last sequence it acknowledged.
   public func push(
+    retryingRejections: Bool = true,
     progress: (@Sendable (ReplicationProgress) -> Void)? = nil,
     onRetry: (@Sendable (String, Duration) -> Void)? = nil,
     shouldStop: @Sendable () -> Bool = { false }
@@ -395,7 +410,25 @@ public final class Replicator: Sendable {
       let total = try local.outbox(after: mark).count
       // Rejections of events the server now stores or holds are no longer shown (after a resync
       // or a reassign, the whole outbox goes again).
-      var rejected = Set(try local.rejections().map(\.sequence))
+      let rejections = try local.rejections()
+      var rejected = Set(rejections.map(\.sequence))
+      if retryingRejections && mark > 0 {
+        // Sent with the mark as it is: the server's mark neither moves nor names another event.
+        var retry = rejections.filter { $0.sequence <= mark && $0.mayPass }.map(\.sequence)[...]
+        let size = max(1, min(options.pushBatchSize, 1_000))
+        while !retry.isEmpty && !shouldStop() {
+          let batch = try retry.prefix(size).compactMap { try outgoing(at: $0, conversion: conversion) }
+          retry = retry.dropFirst(size)
+          guard !batch.isEmpty else { continue }
+          let before = summary
+          let outcomes = try await send(
+            batch, device: device, through: mark, keepingThrough: true, anchored: anchored, onRetry: onRetry)
+          try await store.updateState(record(outcomes, rejected: &rejected, into: &summary))
+          ReplicationDeadline.current?.progressed()
+          summary.retried += batch.count
+          if summary.pushed + summary.alreadyStored == before.pushed + before.alreadyStored { break }
+        }
+      }
       var done = 0
       while !shouldStop() {
         let (batch, through) = try collect(
@@ -407,44 +440,9 @@ public final class Replicator: Sendable {
           }
           break
         }
-        var changes: [EventStore.StateChange] = []
-        for (event, outcome) in try await send(
+        let outcomes = try await send(
           batch, device: device, through: through, anchored: anchored, onRetry: onRetry)
-        {
-          switch outcome {
-          case .stored(let position):
-            summary.pushed += 1
-            changes.append(
-              .put(
-                ReplicationState.key(ReplicationState.ackedPrefix, position),
-                ReplicationState.uuidBytes(event.id)))
-            changes += ReplicationState.located(event.localSequence, at: position)
-            if rejected.remove(event.localSequence) != nil {
-              changes.append(
-                .delete(ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence)))
-            }
-          case .alreadyStored(let position):
-            summary.alreadyStored += 1
-            changes += ReplicationState.located(event.localSequence, at: position)
-            if rejected.remove(event.localSequence) != nil {
-              changes.append(
-                .delete(ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence)))
-            }
-          case .conflict(_, let reason):
-            summary.rejected += 1
-            summary.conflicts += 1
-            changes.append(
-              .put(
-                ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence),
-                ReplicationState.note(event.id, "conflict: " + reason)))
-          case .refused(let reason):
-            summary.rejected += 1
-            changes.append(
-              .put(
-                ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence),
-                ReplicationState.note(event.id, reason)))
-          }
-        }
+        var changes = record(outcomes, rejected: &rejected, into: &summary)
         mark = through
         changes.append(.put(ReplicationState.pushedKey, ReplicationState.encode(mark)))
         try await store.updateState(changes)
@@ -458,6 +456,66 @@ public final class Replicator: Sendable {
       if repush && summary.pending == 0 { try await store.updateState([.delete(ReplicationState.repushKey)]) }
       return summary
     }
+  }
+
+  /// The state changes that record what the server did with pushed events, counted into
+  /// `summary`: a stored or already held event is located (and no longer recorded as rejected),
+  /// a refused one recorded.
+  private func record(
+    _ outcomes: [(OutgoingEvent, PushOutcome)], rejected: inout Set<UInt64>, into summary: inout PushSummary
+  ) -> [EventStore.StateChange] {
+    var changes: [EventStore.StateChange] = []
+    for (event, outcome) in outcomes {
+      switch outcome {
+      case .stored(let position):
+        summary.pushed += 1
+        changes.append(
+          .put(
+            ReplicationState.key(ReplicationState.ackedPrefix, position), ReplicationState.uuidBytes(event.id)
+          ))
+        changes += ReplicationState.located(event.localSequence, at: position)
+        if rejected.remove(event.localSequence) != nil {
+          changes.append(.delete(ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence)))
+        }
+      case .alreadyStored(let position):
+        summary.alreadyStored += 1
+        changes += ReplicationState.located(event.localSequence, at: position)
+        if rejected.remove(event.localSequence) != nil {
+          changes.append(.delete(ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence)))
+        }
+      case .conflict(_, let reason):
+        summary.rejected += 1
+        summary.conflicts += 1
+        rejected.insert(event.localSequence)
+        changes.append(
+          .put(
+            ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence),
+            ReplicationState.note(event.id, "conflict: " + reason)))
+      case .refused(let reason):
+        summary.rejected += 1
+        rejected.insert(event.localSequence)
+        changes.append(
+          .put(
+            ReplicationState.key(ReplicationState.rejectedPrefix, event.localSequence),
+            ReplicationState.note(event.id, reason)))
+      }
+    }
+    return changes
+  }
+
+  /// The outgoing form of the local event `sequence`, or `nil` when it is not one to push (gone,
+  /// or no longer on a replicated stream).
+  private func outgoing(at sequence: UInt64, conversion: PayloadConversion) throws -> OutgoingEvent? {
+    guard let event = try store.event(at: sequence), isReplicated(event.stream) else { return nil }
+    return outgoing(event, conversion: conversion)
+  }
+
+  /// The outgoing form of `event`.
+  private func outgoing(_ event: RecordedEvent, conversion: PayloadConversion) -> OutgoingEvent {
+    OutgoingEvent(
+      localSequence: event.sequence, id: event.id, stream: event.stream, type: event.type,
+      schemaVersion: event.schemaVersion, payload: conversion.outgoing(event), metadata: event.metadata,
+      recordedAt: event.recordedAt, provenance: event.provenance)
   }
 
   /// The mark to push after, from the server's mark and this log's own (`localMark`).
@@ -489,10 +547,13 @@ public final class Replicator: Sendable {
   /// Pushes `batch` in one server transaction; when the server refuses the batch as a whole
   /// (too large, say), pushes its events one by one, so that only those it refuses alone are
   /// rejected. When `anchored`, each push attests this log's chain value at its `through`.
+  ///
+  /// The pushes one by one give each event's own sequence as their `through`, unless
+  /// `keepingThrough` (events sent again below the mark, which must not move back).
   /// - Returns: each event with what the server did.
   private func send(
-    _ batch: [OutgoingEvent], device: DeviceCredentials, through: UInt64, anchored: Bool,
-    onRetry: (@Sendable (String, Duration) -> Void)?
+    _ batch: [OutgoingEvent], device: DeviceCredentials, through: UInt64, keepingThrough: Bool = false,
+    anchored: Bool, onRetry: (@Sendable (String, Duration) -> Void)?
   ) async throws -> [(OutgoingEvent, PushOutcome)] {
     // A record stored before environment format 5 and not rewritten yet has no chain value.
     let head = anchored ? try store.event(at: through)?.chain : nil
@@ -506,7 +567,9 @@ public final class Replicator: Sendable {
       var results: [(OutgoingEvent, PushOutcome)] = []
       for event in batch {
         results += try await send(
-          [event], device: device, through: event.localSequence, anchored: anchored, onRetry: onRetry)
+          [event], device: device, through: keepingThrough ? through : event.localSequence,
+          anchored: anchored,
+          onRetry: onRetry)
       }
       return results
     }
@@ -527,11 +590,7 @@ public final class Replicator: Sendable {
       let pulled = try local.pulledSequences(from: through + 1, through: last.sequence)
       for event in events {
         if isReplicated(event.stream) && !pulled.contains(event.sequence) {
-          batch.append(
-            OutgoingEvent(
-              localSequence: event.sequence, id: event.id, stream: event.stream, type: event.type,
-              schemaVersion: event.schemaVersion, payload: conversion.outgoing(event),
-              metadata: event.metadata, recordedAt: event.recordedAt, provenance: event.provenance))
+          batch.append(outgoing(event, conversion: conversion))
         }
         through = event.sequence
         if batch.count == limit { break }

@@ -57,6 +57,36 @@ public final class PostgresTransport: ReplicationTransport {
     }
   }
 
+  /// The stream-name prefixes the server accepts (``ServerSchema/replicatedStreams(on:)``), as the
+  /// database's owner.
+  /// - Returns: the prefixes, sorted; empty: every stream.
+  /// - Throws: `ReplicationError.schemaMissing` when the server has no `eventlog` schema (or one
+  ///   older than version 3, which had no such list), a ``PostgresError``.
+  public func replicatedStreams() async throws -> [String] {
+    try await ownerCall { connection in try ServerSchema.replicatedStreams(on: connection) }
+  }
+
+  /// Stops the server accepting the streams `prefix` starts
+  /// (``ServerSchema/removeReplicatedStream(_:on:)``), as the database's owner.
+  /// - Returns: the prefixes the server accepts after the removal, sorted.
+  /// - Throws: ``ServerSchema/StreamsError`` (the prefix is not there, or is the last one),
+  ///   `ReplicationError.schemaMissing`, a ``PostgresError``.
+  public func removeReplicatedStream(_ prefix: String) async throws -> [String] {
+    try await ownerCall { connection in try ServerSchema.removeReplicatedStream(prefix, on: connection) }
+  }
+
+  /// Runs `body` on the worker connection, reporting a database without the schema as such.
+  private func ownerCall<T: Sendable>(
+    _ body: @escaping @Sendable (PostgresConnection) throws -> T
+  ) async throws -> T {
+    let server = self.server
+    do {
+      return try await run(on: queue) { [worker] in try body(try worker.connection()) }
+    } catch let error as PostgresError where ["3F000", "42P01"].contains(error.sqlState ?? "") {
+      throw ReplicationError.schemaMissing(server: server)
+    }
+  }
+
   /// The server's view (`eventlog_api.server_info`).
   public func serverInfo() async throws -> ServerInfo {
     try await query("read the server's view") { connection, timeout in

@@ -131,14 +131,14 @@ extension ServerSchema {
     ) AS writable
     """
 
-  /// Replaces the stream-name prefixes the server accepts (`eventlog.replicated_streams`).
-  static func replicatedStreamsScript(_ prefixes: [String], on connection: PostgresConnection) throws {
-    try connection.query(
-      "DELETE FROM eventlog.replicated_streams", purpose: "replace the replicated streams")
+  /// Adds `prefixes` to the stream-name prefixes the server accepts
+  /// (`eventlog.replicated_streams`), removing none: apps that share a server each add their own
+  /// (``removeReplicatedStream(_:on:)`` removes one).
+  static func addReplicatedStreams(_ prefixes: [String], on connection: PostgresConnection) throws {
     for prefix in Set(prefixes).sorted() {
       try connection.query(
-        "INSERT INTO eventlog.replicated_streams (prefix) VALUES ($1)", [.text(prefix)],
-        purpose: "record the replicated stream prefix '\(prefix)'")
+        "INSERT INTO eventlog.replicated_streams (prefix) VALUES ($1) ON CONFLICT (prefix) DO NOTHING",
+        [.text(prefix)], purpose: "record the replicated stream prefix '\(prefix)'")
     }
   }
 }

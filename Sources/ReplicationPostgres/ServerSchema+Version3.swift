@@ -28,8 +28,8 @@ extension ServerSchema {
   /// - **Payloads and metadata are `jsonb`** in `export`'s JSON form (existing binary payloads
   ///   become `{"$binary": "<base64>"}`), so `payload->>'customerName'` reads a field.
   /// - **Only replicated streams**: `eventlog.replicated_streams` holds the stream-name prefixes
-  ///   the app replicates (set by `remote init`); when it is not empty, an event on another
-  ///   stream is refused.
+  ///   the apps replicate (each app's `remote init` adds its own); when it is not empty, an event
+  ///   on a stream none of them starts is refused.
   ///
   /// Clients of versions 1 and 2 call functions that no longer exist: `clients_from` is 3.
   /// SQL that is true when the text `expression` is a UUID in its 8-4-4-4-12 form: 36 bytes of hex

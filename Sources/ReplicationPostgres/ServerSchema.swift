@@ -306,6 +306,8 @@ public enum ServerSchema {
     public var api: Bool
     /// What the database's owner should know (a `public` schema every role may write to).
     public var warnings: [String]
+    /// The stream-name prefixes the server accepts now, in order (empty: every stream).
+    public var replicatedStreams: [String]
   }
 
   /// Creates the schema, or upgrades it to ``latestVersion``, and sets who may call it, in one
@@ -313,9 +315,11 @@ public enum ServerSchema {
   /// - Parameters:
   ///   - connection: a connection as a role that may create schemas in the database.
   ///   - migrations: the migrations to apply (tests give their own).
-  ///   - replicatedStreamPrefixes: the stream-name prefixes the app replicates; the server then
-  ///     refuses events on other streams. `nil` leaves what an earlier `remote init` recorded.
-  /// - Returns: the versions before and after, the mode, and warnings.
+  ///   - replicatedStreamPrefixes: the stream-name prefixes the app replicates, added to those
+  ///     the server accepts (none is removed: apps that share a server each add theirs); the server
+  ///     refuses events on streams no prefix starts. `nil` or empty adds none.
+  /// - Returns: the versions before and after, the mode, warnings, and the prefixes the server
+  ///   accepts now.
   /// - Throws: ``InitError`` for a schema newer than this build's or a nonsensical version;
   ///   ``PostgresError`` when the server refuses (missing privileges: run it as the owner).
   @discardableResult
@@ -355,14 +359,14 @@ public enum ServerSchema {
       }
       var api = false
       var warnings: [String] = []
+      var streams: [String] = []
       if migrations.count >= 3 {
         api =
           try connection.query(detectAPI, purpose: "look for Supabase's auth schema").string(0, "api") == "t"
         try connection.execute(
           accessScript(api: api, version: migrations.count), purpose: "grant the eventlog functions")
-        if let replicatedStreamPrefixes {
-          try replicatedStreamsScript(replicatedStreamPrefixes, on: connection)
-        }
+        try addReplicatedStreams(replicatedStreamPrefixes ?? [], on: connection)
+        streams = try replicatedStreams(on: connection)
         if try connection.query(publicIsWritable, purpose: "check the schema public").string(0, "writable")
           == "t"
         {
@@ -373,7 +377,8 @@ public enum ServerSchema {
         }
       }
       try connection.execute("COMMIT", purpose: purpose)
-      return InitReport(from: from, to: migrations.count, api: api, warnings: warnings)
+      return InitReport(
+        from: from, to: migrations.count, api: api, warnings: warnings, replicatedStreams: streams)
     } catch {
       try? connection.execute("ROLLBACK", purpose: "roll back: \(purpose)")
       throw error

@@ -75,6 +75,76 @@ extension SupabaseReplication {
       #expect(api.standIn.requests.allSatisfy { $0.role == "authenticated" && $0.status == 200 })
     }
 
+    @Test("a first push refused whole exits 3 through the API; once the app's remote init ran, it is stored")
+    func refusedThenStoredThroughTheAPI() async throws {
+      let api = try await APIProject(initialized: false)
+      defer { api.project.stop() }
+      // Another app initialized the project: the server knows its streams only.
+      let owner = try PostgresTransport(url: api.project.ownerURL)
+      _ = try await owner.initializeSchema(replicatedStreamPrefixes: ["user-"])
+      owner.close()
+      let url = api.url.absoluteString
+      let phone = device(environment: [
+        "SUPABASE_ANON_KEY": api.anonKey, "EVENTLOG_ACCESS_TOKEN": api.token(UUID()),
+      ])
+      try phone.book()
+
+      let push = try phone("push", url, "--json")
+      #expect(push.status == 3 && push.stderr.contains("refused 1 event(s)"), "\(push)")
+      let counts = try #require(
+        try JSONSerialization.jsonObject(with: Data(push.stdout.utf8)) as? [String: Any], "\(push)")
+      #expect(counts["rejected"] as? Int == 1 && counts["pushed"] as? Int == 0, "\(counts)")
+      #expect(try api.serverEventCount() == 0)
+
+      // The stock app's remote init adds its prefix beside the other app's.
+      let initRun = try runChild(Self.binary, ["remote", "init", api.project.ownerURL, "--json"])
+      let initJSON = try JSONSerialization.jsonObject(with: Data(initRun.stdout.utf8)) as? [String: Any]
+      #expect(initRun.status == 0 && initJSON?["replicatedStreams"] as? [String] == ["booking-", "user-"])
+      // The server acknowledged no event of this device yet, so its mark names none: the whole
+      // outbox goes again (not as a retry), and the server stores the event.
+      let fixed = try phone.json("push", url, "--json")
+      #expect(fixed["pushed"] as? Int == 1 && fixed["rejected"] as? Int == 0, "\(fixed)")
+      #expect(fixed["retried"] as? Int == 0, "\(fixed)")
+      #expect(try api.serverEventCount() == 1)
+      let status = try phone.json("remote", "status", "--json")
+      #expect((status["rejected"] as? [Any])?.isEmpty == true, "\(status)")
+    }
+
+    @Test("through the API, a refused event is sent again and stored once the app's remote init ran")
+    func refusedEventSentAgainThroughTheAPI() async throws {
+      let api = try await APIProject(initialized: false)
+      defer { api.project.stop() }
+      let owner = try PostgresTransport(url: api.project.ownerURL)
+      _ = try await owner.initializeSchema(replicatedStreamPrefixes: ["user-"])
+      owner.close()
+      let url = api.url.absoluteString
+      let phone = device(environment: [
+        "SUPABASE_ANON_KEY": api.anonKey, "EVENTLOG_ACCESS_TOKEN": api.token(UUID()),
+      ])
+      try phone.book("Ada")
+      let second = try #require(UUID(uuidString: try phone.book("Bob")))
+      // Of this app's streams, the server takes the second booking's only: the first booking is
+      // refused, the second stored after it.
+      try api.query(
+        "INSERT INTO eventlog.replicated_streams (prefix) VALUES ($1)",
+        [.text("booking-\(second.uuidString)")]
+      ) { _ in }
+      let push = try phone("push", url, "--json")
+      #expect(push.status == 3 && push.stderr.contains("refused 1 event(s)"), "\(push)")
+      let counts = try #require(
+        try JSONSerialization.jsonObject(with: Data(push.stdout.utf8)) as? [String: Any], "\(push)")
+      #expect(counts["rejected"] as? Int == 1 && counts["pushed"] as? Int == 1, "\(counts)")
+
+      #expect(try runChild(Self.binary, ["remote", "init", api.project.ownerURL]).status == 0)
+      let fixed = try phone.json("push", url, "--json")
+      #expect(
+        fixed["retried"] as? Int == 1 && fixed["pushed"] as? Int == 1 && fixed["rejected"] as? Int == 0,
+        "\(fixed)")
+      #expect(try api.serverEventCount() == 2)
+      let status = try phone.json("remote", "status", url, "--json")
+      #expect((status["rejected"] as? [Any])?.isEmpty == true, "\(status)")
+    }
+
     @Test(
       "no token, a refused token, no key, and URLs that cannot work: exit 1 or 64, nothing sent or marked")
     func refusals() async throws {

@@ -14,8 +14,8 @@ public struct EntitySchema<E: Entity>: Sendable {
   /// The table: rows under their IDs (`by-id`), one table per index, and the stamps of the
   /// convergent rule.
   public let table: TableProjection<E>
-  /// Whether other devices share the entity's streams (`remote init` tells the server their
-  /// prefix).
+  /// Whether other devices share the entity's streams (`remote init` adds their prefix to those
+  /// the server accepts).
   public let isReplicated: Bool
 
   /// The entity's schema.

@@ -49,7 +49,8 @@ public struct EventLogApp: Sendable {
   var programName: String { name.flatMap { $0.isEmpty ? nil : $0 } ?? "eventlog" }
 
   /// Runs the command line `arguments` (without the program's name) and returns the exit status:
-  /// 0 on success, 1 when the command failed (`Error: …` on standard error), 64 on a usage error.
+  /// 0 on success, 1 when the command failed (`Error: …` on standard error), 64 on a usage error,
+  /// 3 when `push` or `replicate` did its work but the server refused some events for good.
   /// - Parameters:
   ///   - arguments: the words after the program's name.
   ///   - environment: the process environment (`EVENTLOG_DB`, `EVENTLOG_REMOTE`, keys).
@@ -100,9 +101,9 @@ public struct EventLogApp: Sendable {
   /// The rules for events that come from elsewhere (imports refuse an event that breaks them).
   var admission: (any EventAdmission)? { schema.admission }
 
-  /// The stream-name prefixes `remote init` tells the server (which then refuses events on
-  /// other streams): the schema's replicated streams; `nil` (leave what the server has) when the
-  /// schema replicates none.
+  /// The stream-name prefixes `remote init` adds to those the server accepts (which then refuses
+  /// events on streams no prefix starts): the schema's replicated streams; `nil` (add none) when
+  /// the schema replicates none.
   var replicatedStreamPrefixes: [String]? {
     schema.replicatedStreams.isEmpty ? nil : schema.replicatedStreams.prefixes
   }

@@ -31,17 +31,31 @@ extension CLICommand {
   static var signature: CommandSignature { CommandSignature(configuration, declaredIn: Self()) }
 }
 
-/// A command that failed for a reason other than its usage: exit 1, `Error: …` on stderr.
+/// A command that failed for a reason other than its usage: `Error: …` on stderr, exit 1 (or
+/// ``exitStatus``).
 public struct CommandFailure: Error, CustomStringConvertible, LocalizedError {
   /// What went wrong, naming the flag, field, row, event or path.
   public var message: String
   /// The error that caused it, when there is one (its description is part of ``message``).
   public var underlyingError: (any Error)?
+  /// The exit status: 1, or what the command documents for a partial failure (3: `push` and
+  /// `replicate` when the server refused some events for good, after everything else was done).
+  public var exitStatus: Int32 = 1
 
   /// Creates a failure, keeping the error that caused it.
   public init(_ message: String, underlying: (any Error)? = nil) {
     self.message = message
     self.underlyingError = underlying
+  }
+
+  /// A partial failure: the command did its work and printed its output, but a script must
+  /// notice what `message` says.
+  /// - Parameters:
+  ///   - message: what went wrong, and where to look.
+  ///   - exitStatus: the status the command documents for it (not 0, 1 or 64).
+  public init(_ message: String, exitStatus: Int32) {
+    self.message = message
+    self.exitStatus = exitStatus
   }
 
   /// The ``message``.

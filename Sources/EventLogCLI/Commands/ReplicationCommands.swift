@@ -232,14 +232,25 @@ extension PushSummary {
     .object([
       ("pushed", .int(Int64(pushed))), ("alreadyStored", .int(Int64(alreadyStored))),
       ("rejected", .int(Int64(rejected))), ("pending", .int(Int64(pending))),
-      ("conflicts", .int(Int64(conflicts))),
+      ("conflicts", .int(Int64(conflicts))), ("retried", .int(Int64(retried))),
     ])
   }
 
   var text: String {
     "pushed \(pushed) event(s) (\(alreadyStored) already stored, \(rejected) rejected"
       + (conflicts > 0 ? ", of which \(conflicts) conflict(s): see 'eventlog remote status'" : "")
+      + (retried > 0 ? "; \(retried) refused before sent again" : "")
       + "); \(pending) pending; the server holds this device's log through seq \(pushedThrough)"
+  }
+
+  /// Exit status 3, after the command printed its counts, when the server refused events for
+  /// good: a script notices.
+  /// - Throws: ``CommandFailure`` with exit status 3 naming how many, and where to see them.
+  func checkRejections() throws {
+    guard rejected > 0 else { return }
+    throw CommandFailure(
+      "the server refused \(rejected) event(s) for good (everything else was pushed): "
+        + "'eventlog remote status' shows which and why", exitStatus: 3)
   }
 }
 
@@ -267,7 +278,10 @@ struct RemoteInitCommand: CLICommand {
     name: "init", abstract: "Create or upgrade the replication schema on the server.",
     discussion: """
       Run it once per database, as a role that may create schemas there (its owner; no superuser). \
-      It is idempotent; a server schema newer than this build's is refused and left as it is.
+      It is idempotent; a server schema newer than this build's is refused and left as it is. It adds \
+      this app's replicated stream-name prefixes to those the server accepts and removes none, so that \
+      several apps can share one server (each runs its own 'remote init'); it lists the prefixes the \
+      server accepts then (none: every stream). 'eventlog remote streams remove PREFIX' removes one.
       """)
 
   @Argument("URL", help: RemoteURL.libpqHelp, type: RemoteURL.libpqType)
@@ -277,7 +291,11 @@ struct RemoteInitCommand: CLICommand {
     help: "Allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
   )
   var allowUnencrypted: Bool
-  @Flag("json", help: #"As {"schemaVersion": n, "mode": "roles"|"supabase", "warnings": [...]}."#)
+  @Flag(
+    "json",
+    help:
+      #"As {"schemaVersion": n, "mode": "roles"|"supabase", "warnings": [...], "replicatedStreams": [prefix, ...]}."#
+  )
   var json: Bool
 
   func run(_ context: CommandContext) async throws {
@@ -296,6 +314,7 @@ struct RemoteInitCommand: CLICommand {
         JSONValue.object([
           ("schemaVersion", .int(Int64(to))), ("mode", .string(mode)),
           ("warnings", .array(result.warnings.map(JSONValue.string))),
+          ("replicatedStreams", .array(result.replicatedStreams.map(JSONValue.string))),
         ]).rendered())
       return
     }
@@ -311,6 +330,125 @@ struct RemoteInitCommand: CLICommand {
         ? "set up for Supabase's API: owners are auth.uid() of the 'authenticated' role; add the schema "
           + "'eventlog_api' to the API's exposed schemas"
         : "set up for database roles: each role that connects owns its own events")
+    context.console.print(RemoteStreamsCommand.text(result.replicatedStreams))
+  }
+}
+
+/// `eventlog remote streams [list] [URL]`, `eventlog remote streams remove PREFIX [URL]`.
+struct RemoteStreamsCommand: CLICommand {
+  /// What the command does.
+  enum Action: String, Sendable {
+    case list, remove
+  }
+
+  static let configuration = CommandConfiguration(
+    name: "streams", abstract: "List the stream-name prefixes the server replicates, or remove one.",
+    discussion: """
+      'eventlog remote streams [list] [URL]' lists the prefixes the server accepts events on; \
+      'eventlog remote streams remove PREFIX [URL]' stops it accepting the streams PREFIX starts. Every \
+      app's 'remote init' adds its own prefixes and removes none, so that several apps (each with its own \
+      replicated streams) share one server; removing one is this command's job. A push of an event on a \
+      stream no prefix starts is refused (see 'eventlog push'); events the server stored stay. An empty \
+      list means the server accepts every stream, so the last prefix is not removed. A PREFIX the server \
+      does not hold fails (exit 1), naming it and the prefixes it holds; nothing changes. Run it as the \
+      database's owner, over its postgres:// URL, as 'remote init'. With --json: {"replicatedStreams": \
+      [prefix, ...]}, and "removed": PREFIX after a removal.
+      """)
+
+  @Argument("ACTION", help: "list (the default) or remove.", type: RemoteStreamsCommand.actionType)
+  var word: String?
+  @Argument(
+    "PREFIX", help: "For remove: the prefix, exactly as 'list' shows it.",
+    type: ArgumentType { .success($0) })
+  var prefix: String?
+  @Argument("URL", help: RemoteURL.libpqHelp, type: RemoteURL.libpqType)
+  var url: String?
+  @Flag(
+    "allow-unencrypted",
+    help: "Allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
+  )
+  var allowUnencrypted: Bool
+  @Flag("json", help: #"As {"replicatedStreams": [prefix, ...], "removed"?: PREFIX}."#)
+  var json: Bool
+
+  /// `list`, `remove`, or a libpq URL (`remote streams URL`: list); another text is repeated in
+  /// the error only when it cannot be a URL (which may hold a password).
+  static let actionType = ArgumentType<String> { text in
+    if Action(rawValue: text) != nil || RemoteURL.check(text, projectAllowed: false) { return .success(text) }
+    return .failure(ArgumentValueError("expected 'list' or 'remove'", showsValue: !text.contains("://")))
+  }
+
+  /// What the words ask for: the action, the prefix to remove, and the URL given.
+  private var request: (action: Action, prefix: String?, url: String?) {
+    guard let word else { return (.list, nil, nil) }
+    guard let action = Action(rawValue: word) else { return (.list, nil, word) }  // 'streams URL'
+    return action == .list ? (.list, nil, prefix ?? url) : (.remove, prefix, url)
+  }
+
+  func validate() throws(UsageError) {
+    guard let word else { return }
+    switch Action(rawValue: word) {
+    case .none:
+      // 'streams URL': nothing may follow.
+      if prefix != nil || url != nil { throw UsageError("unexpected argument after 'URL'") }
+    case .list:
+      // 'list URL': the second word is the URL.
+      if let prefix {
+        guard url == nil else { throw UsageError("unexpected argument: 'list' takes no PREFIX") }
+        guard RemoteURL.check(prefix, projectAllowed: false) else {
+          throw UsageError("invalid value for 'URL': not a postgres:// or postgresql:// URL")
+        }
+      }
+    case .remove:
+      guard let prefix else { throw UsageError("missing argument 'PREFIX' (the prefix to remove)") }
+      guard !prefix.isEmpty else {
+        throw UsageError("invalid value for 'PREFIX': expected a stream-name prefix")
+      }
+    }
+  }
+
+  func run(_ context: CommandContext) async throws {
+    let (action, prefix, given) = request
+    let settings = RemoteSettings(
+      url: try RemoteURL.resolve(given, context, projectAllowed: false), allowUnencrypted: allowUnencrypted,
+      environment: context.environment)
+    var fields: [(String, JSONValue)] = []
+    let streams: [String]
+    switch action {
+    case .list:
+      guard let list = context.dependencies.remote?.replicatedStreams else {
+        throw CommandFailure("this build of eventlog cannot read a server's replicated streams")
+      }
+      streams = try await list(settings)
+    case .remove:
+      guard let remove = context.dependencies.remote?.removeReplicatedStream, let prefix else {
+        throw CommandFailure("this build of eventlog cannot change a server's replicated streams")
+      }
+      streams = try await remove(settings, prefix)
+      fields.append(("removed", .string(prefix)))
+      if context.dependencies.replicatedStreamPrefixes?.contains(prefix) == true {
+        context.console.error(
+          "warning: this app replicates the streams '\(TerminalText.escaped(prefix))' starts: the server now "
+            + "refuses their events, until this app's 'remote init' adds the prefix again")
+      }
+    }
+    if json {
+      context.console.print(
+        JSONValue.object(fields + [("replicatedStreams", .array(streams.map(JSONValue.string)))]).rendered())
+      return
+    }
+    if action == .remove, let prefix {
+      context.console.print("removed the stream prefix '\(TerminalText.escaped(prefix))'")
+    }
+    context.console.print(Self.text(streams))
+  }
+
+  /// The line that says which streams the server accepts.
+  static func text(_ streams: [String]) -> String {
+    streams.isEmpty
+      ? "the server replicates every stream (no stream prefix is recorded)"
+      : "the server replicates the streams starting with: "
+        + streams.map { "'\(TerminalText.escaped($0))'" }.joined(separator: ", ")
   }
 }
 
@@ -560,9 +698,14 @@ struct PushCommand: CLICommand {
   static let configuration = CommandConfiguration(
     name: "push", abstract: "Send this device's unpushed events of replicated streams to the server.",
     discussion: """
-      With --json: {"pushed", "alreadyStored", "rejected", "pending"}. An event the server refuses for good is \
-      recorded (see 'eventlog remote status') and the events after it are still sent; that is not a failure \
-      of the command.
+      With --json: {"pushed", "alreadyStored", "rejected", "pending", "conflicts", "retried"}. An event the \
+      server refuses for good is recorded (see 'eventlog remote status') and the events after it are still \
+      sent; then, after pushing everything else and printing the counts, the command says on standard error \
+      how many were refused and exits with status 3, so that a script notices. A refusal whose cause may \
+      pass (a stream the server does not replicate yet: see 'eventlog remote streams') is sent again by \
+      later pushes, oldest first, a batch at a time, stopping at the first batch the server stores none \
+      of; once the server stores it (or finds it stored), it is no longer shown as rejected. Its count is \
+      "retried", and those refused again count as "rejected".
       """)
 
   private let options = RemoteOptions()
@@ -575,6 +718,7 @@ struct PushCommand: CLICommand {
       }
       progress.finish()
       context.console.print(options.json ? summary.json.rendered() : summary.text)
+      try summary.checkRejections()
     }
   }
 }
@@ -623,7 +767,10 @@ struct ReplicateCommand: CLICommand {
       With --json: {"push": {…}, "pull": {…}} (with --watch, the totals when stopped). Live mode listens for \
       the server's notifications (LISTEN needs a direct or session connection, not a transaction pooler) or, \
       through a Supabase project's https:// URL, keeps a long poll open; it also pulls every 5 s. It stops \
-      cleanly on SIGINT or SIGTERM: the batch in flight finishes, and the exit status is 0.
+      cleanly on SIGINT or SIGTERM: the batch in flight finishes, and the exit status is 0. Without --watch, \
+      when the server refused some events for good (as 'eventlog push' says), it exits with status 3 after \
+      pushing and pulling everything else; with --watch, each round's counts and 'eventlog remote status' \
+      show them, and only the first round sends again the refusals whose cause may have passed.
       """)
 
   @Flag("watch", help: "Keep replicating: push local commits, pull what the server announces, retry outages.")
@@ -650,17 +797,22 @@ struct ReplicateCommand: CLICommand {
           + "give it in PGPASSWORD or ~/.pgpass instead")
     }
     // With --watch, the server is checked by the watch itself, which waits out a refused session.
-    try await options.withReplicator(context, .create, retrying: !watch, checkingServer: !watch || resync) {
-      replicator in
+    let result = try await options.withReplicator(
+      context, .create, retrying: !watch, checkingServer: !watch || resync
+    ) { replicator in
       if resync { try await replicator.resync() }
-      try await ReplicationProgressNote.run(replicator, pushes: true, pulls: true, context) {
+      return try await ReplicationProgressNote.run(replicator, pushes: true, pulls: true, context) {
         try await run(replicator, context, json: json)
       }
     }
+    // After the pull too: everything else was done.
+    if !watch { try result.push.checkRejections() }
   }
 
   /// Replicates once, or live with `--watch`, and prints what it did.
-  private func run(_ replicator: Replicator, _ context: CommandContext, json: Bool) async throws {
+  /// - Returns: what it did (with `--watch`, the totals).
+  private func run(_ replicator: Replicator, _ context: CommandContext, json: Bool) async throws -> WatchRound
+  {
     let result: WatchRound
     if watch {
       // Caught from here on (until then, Ctrl-C ends the command as usual).
@@ -697,5 +849,6 @@ struct ReplicateCommand: CLICommand {
       context.console.print(
         JSONValue.object([("push", result.push.json), ("pull", result.pull.json)]).rendered())
     }
+    return result
   }
 }
