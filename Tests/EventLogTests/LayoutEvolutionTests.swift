@@ -142,6 +142,41 @@ struct LayoutEvolutionTests {
     #expect(throws: PayloadLayoutError.self) { try PayloadLayout(probing: [String: Int].self) }
   }
 
+  @Test("bytes are rewritten between layouts by field name, inside arrays and optionals, both ways")
+  func transcoding() throws {
+    struct Old: Codable, Equatable {
+      struct Item: Codable, Equatable { var a: String }
+      var items: [Item]
+      var cover: Item?
+    }
+    struct New: Codable, Equatable {
+      struct Item: Codable, Equatable {
+        var b: Int?
+        var a: String
+      }
+      var extra: Bool?
+      var items: [Item]
+      var cover: Item?
+    }
+    let old = Old(items: [.init(a: "x"), .init(a: "y")], cover: .init(a: "z"))
+    let oldLayout = try PayloadLayout(probing: Old.self)
+    let newLayout = try PayloadLayout(probing: New.self)
+    #expect(LayoutEvolution(from: oldLayout, to: newLayout).addedFields == ["extra", "items.b", "cover.b"])
+    let oldBytes = try BinaryEncoder().encode(old)
+    let rewritten = try #require(oldBytes.withUnsafeBytes { newLayout.transcoding($0, from: oldLayout) })
+    #expect(
+      try BinaryDecoder().decode(New.self, from: rewritten)
+        == New(
+          extra: nil, items: [.init(b: nil, a: "x"), .init(b: nil, a: "y")], cover: .init(b: nil, a: "z")))
+    // Back: the fields the old layout lacks are left out.
+    let new = New(extra: true, items: [.init(b: 7, a: "x")], cover: nil)
+    let newBytes = try BinaryEncoder().encode(new)
+    let narrowed = try #require(newBytes.withUnsafeBytes { oldLayout.transcoding($0, from: newLayout) })
+    #expect(try BinaryDecoder().decode(Old.self, from: narrowed) == Old(items: [.init(a: "x")], cover: nil))
+    // Bytes the recorded layout does not describe are not rewritten.
+    #expect(Array(oldBytes.dropLast()).withUnsafeBytes { newLayout.transcoding($0, from: oldLayout) } == nil)
+  }
+
   @Test("an optional field added to an event payload reads as nil in the events stored before")
   func addedOptionalEventField() async throws {
     let placed = try await storeFirstBuild()
