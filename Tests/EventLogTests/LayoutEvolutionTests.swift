@@ -284,7 +284,9 @@ struct LayoutEvolutionTests {
         == .incompatibleLayout(
           path: path, type: "'Placed' (schema 1)", field: "label",
           reason: "is stored (not optional) but the type no longer has it"))
-    #expect(removed.description.contains("field 'label'"))
+    #expect(
+      removed.description.contains(
+        "the layout recorded for 'Placed' (schema 1) does not read into this build's type: field 'label'"))
     let changed = try #require(refusal(PlacedNumberedLabel.self))
     #expect(
       changed

@@ -105,7 +105,7 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
     case .invalidState(let key, let reason):
       "state key '\(String(decoding: key.prefix(80), as: UTF8.self))' cannot be stored: \(reason)"
     case .incompatibleLayout(let path, let type, let field, let reason):
-      "\(path): the stored \(type) does not read into this build's type: field '\(field)' \(reason); "
+      "\(path): the layout recorded for \(type) does not read into this build's type: field '\(field)' \(reason); "
         + "raise its version (an event's schemaVersion with an upcaster, a table's projection version)"
     case .newerLayouts(let path, let types):
       "\(path) holds \(types.joined(separator: ", ")), written by a newer build; this build reads it but "
