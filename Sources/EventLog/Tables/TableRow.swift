@@ -61,7 +61,8 @@ extension TableRow where Self: Codable {
 
   /// Reads a row in `BinaryDecoder`'s format: the rest of the bytes. A row stored in an earlier
   /// layout of the type that its environment recorded (an optional field added since, or one a
-  /// newer build added) is rewritten into the type's layout first (``LayoutEvolutions``).
+  /// newer build added) is rewritten into the type's layout first (`Docs/OnDiskFormat.md`,
+  /// "Evolving a type").
   public init(from reader: inout RowReader) throws {
     let bytes = reader.remaining
     do {
