@@ -18,6 +18,11 @@ public struct EventTypeRegistry: Sendable {
     /// JSON of the current schema in binary, with its type's layout as this process knows it
     /// and the members of the JSON the type did not read (which the binary form drops).
     let binaryFromJSON: @Sendable (JSONNode) throws -> JSONConversion
+    /// The Swift type.
+    let type: any EventPayload.Type
+    /// Its layout learned from the type (``PayloadLayout/init(probing:)``), `nil` when the type
+    /// cannot be probed.
+    let probedLayout: @Sendable () -> PayloadLayout?
   }
 
   private var entries: [String: Entry] = [:]
@@ -31,7 +36,9 @@ public struct EventTypeRegistry: Sendable {
   public mutating func register<E: EventPayload>(_ type: E.Type) {
     entries[E.eventType] = Entry(
       schemaVersion: E.schemaVersion,
-      render: { event in try PayloadJSONEncoder().encode(event.decode(E.self)) },
+      render: { event in
+        try PayloadJSONEncoder().encode(event.decode(E.self, throughRecordedLayouts: false))
+      },
       decode: { event in try event.decode(E.self) },
       binary: { event in
         let value = try event.decode(E.self)
@@ -43,7 +50,17 @@ public struct EventTypeRegistry: Sendable {
         let bytes = try BinaryEncoder().encode(value)
         return JSONConversion(
           bytes: bytes, layout: TypeLayouts.shared.layout(of: value, encoded: bytes), unread: unread)
-      })
+      },
+      type: E.self,
+      probedLayout: { try? PayloadLayout(probing: E.self) })
+  }
+
+  /// Each registered type at its current schema version, with its layout learned from the type
+  /// (`nil` when it cannot be probed): what an open compares with the recorded layouts.
+  package func probedLayouts() -> [(key: LayoutKey, type: any EventPayload.Type, layout: PayloadLayout?)] {
+    entries.sorted { $0.key < $1.key }.map { name, entry in
+      (LayoutKey(type: name, schemaVersion: entry.schemaVersion), entry.type, entry.probedLayout())
+    }
   }
 
   /// Adds every type of `other`; a type registered in both keeps `other`'s registration.

@@ -101,7 +101,8 @@ package struct PayloadTranscoder: Sendable {
   public func json(of event: RecordedEvent) -> PayloadJSON {
     Self.json(
       of: event, eventTypes: eventTypes,
-      layout: latestLayout(type: event.type, schemaVersion: event.schemaVersion)?.layout)
+      layouts: (revisions[LayoutKey(type: event.type, schemaVersion: event.schemaVersion)] ?? []).reversed()
+        .map(\.layout))
   }
 
   /// The event to store for a payload that comes as JSON (an import's line, a server's row):
@@ -182,9 +183,12 @@ package struct PayloadTranscoder: Sendable {
 
   // MARK: - Shared with the store
 
-  /// The JSON of `event` with `eventTypes` and the latest `layout` of its type and version.
+  /// The JSON of `event` with `eventTypes` and the `layouts` of its type and version, latest
+  /// first: the registered type renders a payload in its own layout; one stored in another (an
+  /// earlier revision's, or a newer build's) renders by the revision that describes it, so that
+  /// no field is dropped.
   static func json(
-    of event: RecordedEvent, eventTypes: EventTypeRegistry, layout: PayloadLayout?
+    of event: RecordedEvent, eventTypes: EventTypeRegistry, layouts: [PayloadLayout]
   ) -> PayloadJSON {
     if event.payloadEncoding == .json {
       return PayloadJSON(json: Data(event.payload), schemaVersion: event.schemaVersion, form: .stored)
@@ -193,8 +197,10 @@ package struct PayloadTranscoder: Sendable {
     if current == event.schemaVersion, let json = try? eventTypes.json(of: event) {
       return PayloadJSON(json: json, schemaVersion: event.schemaVersion, form: .registered)
     }
-    if let layout, let json = try? layout.json(ofPayload: event.payload) {
-      return PayloadJSON(json: json, schemaVersion: event.schemaVersion, form: .layout)
+    for layout in layouts {
+      if let json = try? layout.json(ofPayload: event.payload) {
+        return PayloadJSON(json: json, schemaVersion: event.schemaVersion, form: .layout)
+      }
     }
     if let current, current > event.schemaVersion, let json = try? eventTypes.json(of: event) {
       return PayloadJSON(json: json, schemaVersion: current, form: .registered)
@@ -262,6 +268,14 @@ package struct PayloadTranscoder: Sendable {
   ) throws -> JSONConversion? {
     do {
       if let converted = try eventTypes.binaryPayload(from: node, type: type, schemaVersion: schemaVersion) {
+        // A type that gained an optional field since `layout` (an import's line before the
+        // revision that added it) writes bytes the source never held: the layout writes the
+        // source's, when it reads the JSON.
+        if let layout, !layout.layout.describes(converted.bytes),
+          let bytes = try? layout.layout.payload(from: node)
+        {
+          return JSONConversion(bytes: bytes, layout: KnownLayout(layout.layout))
+        }
         return converted
       }
     } catch {

@@ -99,9 +99,18 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
   }
 
   /// Decodes the payload as `E`, through `E`'s upcaster when it was written with an older schema.
+  /// A payload of `E`'s schema version stored in an earlier layout that its environment recorded
+  /// (an optional field added since, without a new version) reads that field as `nil`.
   /// - Throws: ``EventStoreError`` naming this event's sequence number when the type differs, the
   ///   schema is newer than `E` knows, or the bytes do not decode.
   public func decode<E: EventPayload>(_ type: E.Type) throws -> E {
+    try decode(E.self, throughRecordedLayouts: true)
+  }
+
+  /// ``decode(_:)``; without `throughRecordedLayouts`, a payload of `E`'s schema version must be
+  /// in `E`'s own layout (what renders JSON for an export, which must not drop a field a newer
+  /// build added).
+  package func decode<E: EventPayload>(_ type: E.Type, throughRecordedLayouts: Bool) throws -> E {
     guard self.type == E.eventType else {
       throw EventStoreError.eventTypeMismatch(sequence: sequence, expected: E.eventType, actual: self.type)
     }
@@ -111,10 +120,23 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
       }
       if schemaVersion == E.schemaVersion {
         return try payload.withUnsafeBytes { bytes in
-          var reader = BinaryReader(bytes)
-          let value = try E(binary: &reader)
-          try reader.finish()
-          return value
+          do {
+            var reader = BinaryReader(bytes)
+            let value = try E(binary: &reader)
+            try reader.finish()
+            return value
+          } catch {
+            // Stored in an earlier (or a newer build's) layout of this schema version.
+            guard throughRecordedLayouts,
+              let rewritten = LayoutEvolutions.shared.transcoded(bytes, to: E.self)
+            else { throw error }
+            return try rewritten.withUnsafeBytes { rewritten in
+              var reader = BinaryReader(rewritten)
+              let value = try E(binary: &reader)
+              try reader.finish()
+              return value
+            }
+          }
         }
       }
       if schemaVersion < E.schemaVersion {

@@ -7,8 +7,10 @@ import Foundation
 ///
 /// Revisions are never edited: when a payload holds something its type's latest revision cannot
 /// describe (a value in an optional that was always `nil` before, an element in an array that was
-/// always empty), the append that stores it records a new revision that describes more. The
-/// latest revision describes every payload an earlier one does.
+/// always empty), the append that stores it records a new revision that describes more. When the
+/// type gained an optional field (without a new schema version), the first append of its new
+/// layout records that as the next revision: the earlier ones describe the payloads stored
+/// before it.
 package struct RecordedLayout: Sendable, Hashable {
   /// The event type.
   public var type: String

@@ -65,6 +65,23 @@ enum LayoutDatabase {
     }
   }
 
+  /// Every revision of `key`, oldest first.
+  static func revisions(of key: LayoutKey, in txn: Transaction, database: Database) throws -> [RecordedLayout]
+  {
+    let prefix = keyPrefix(key)
+    return try txn.withCursor(in: database) { cursor in
+      var layouts: [RecordedLayout] = []
+      var found = try cursor.seek(prefix)
+      while found, cursor.key.starts(with: prefix) {
+        if cursor.key.count == prefix.count + 4 {
+          layouts.append(try decode(key: cursor.key, value: cursor.value))
+        }
+        found = try cursor.move(.next)
+      }
+      return layouts
+    }
+  }
+
   /// Every revision, by type, schema version and revision.
   static func all(in txn: Transaction, database: Database) throws -> [RecordedLayout] {
     try txn.withCursor(in: database) { cursor in
@@ -92,6 +109,21 @@ enum LayoutDatabase {
 /// common path asks it rather than the database.
 final class LayoutCache: Sendable {
   private let latest = Mutex<[LayoutKey: RecordedLayout]>([:])
+  /// The types and schema versions whose latest revision the open found in an earlier layout
+  /// than this build's type (an optional field added): the first append of the new layout
+  /// records it as the next revision.
+  private let evolving = Mutex<Set<LayoutKey>>([])
+  /// Whether ``evolving`` has any key: the append's common path reads this flag alone.
+  private let anyEvolving = Atomic<Bool>(false)
+
+  func noteEvolving(_ key: LayoutKey) {
+    _ = evolving.withLock { $0.insert(key) }
+    anyEvolving.store(true, ordering: .releasing)
+  }
+
+  func isEvolving(_ key: LayoutKey) -> Bool {
+    anyEvolving.load(ordering: .acquiring) && evolving.withLock { $0.contains(key) }
+  }
 
   func layout(_ key: LayoutKey) -> RecordedLayout? { latest.withLock { $0[key] } }
 
@@ -144,13 +176,24 @@ struct LayoutRecorder {
       latest = try LayoutDatabase.latest(key, in: txn, database: database)
       if let latest { cache.note(latest) }
     }
-    if let latest, latest.isComplete || latest.layout.describes(payload) {
+    if let latest, (latest.isComplete && !cache.isEvolving(key)) || latest.layout.describes(payload) {
       if latest.isComplete { noteComplete(key) }
       return
     }
     guard let proposed = try proposed() else { return }
-    guard let layout = latest.map({ $0.layout.merged(with: proposed) }) ?? proposed, layout.describes(payload)
-    else { return }
+    var merged = proposed
+    if let latest {
+      if let both = latest.layout.merged(with: proposed) {
+        merged = both
+      } else {
+        // A new layout of the type (an optional field added, which the open checked): it is
+        // the next revision, and the earlier ones describe the payloads stored before it.
+        guard cache.isEvolving(key), LayoutEvolution(from: latest.layout, to: proposed).incompatibility == nil
+        else { return }
+      }
+    }
+    let layout = merged
+    guard layout.describes(payload) else { return }
     let revision = RecordedLayout(
       type: key.type, schemaVersion: key.schemaVersion, revision: (latest?.revision ?? 0) + 1,
       sequence: sequence, layout: layout)

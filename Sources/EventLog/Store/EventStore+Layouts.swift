@@ -21,8 +21,13 @@ extension EventStore {
   /// the layout its environment recorded (`PayloadTranscoder.json(of:)`).
   package func payloadJSON(of event: RecordedEvent) throws -> PayloadJSON {
     let key = LayoutKey(type: event.type, schemaVersion: event.schemaVersion)
-    let layout = try storage { try environment.read { txn in try payloadForms.latestLayout(key, in: txn) } }
-    return PayloadTranscoder.json(of: event, eventTypes: appSchema.eventTypes, layout: layout?.layout)
+    let revisions = try storage {
+      try environment.read { txn in
+        try schema.layouts.map { try LayoutDatabase.revisions(of: key, in: txn, database: $0) } ?? []
+      }
+    }
+    return PayloadTranscoder.json(
+      of: event, eventTypes: appSchema.eventTypes, layouts: revisions.reversed().map(\.layout))
   }
 
   /// The event to ingest for a payload that comes as JSON (a server's row): binary when this

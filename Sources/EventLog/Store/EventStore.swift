@@ -117,7 +117,10 @@ public final class EventStore: Sendable {
   ///   - schema: the app's event types, projections (with distinct names) and rules.
   ///   - options: map size, durability, read-only.
   /// - Throws: ``EventStoreError`` naming the path: a missing environment opened read-only, a
-  ///   file that is not an event store, an unknown format, an invalid projection.
+  ///   file that is not an event store, an unknown format, an invalid projection; a stored
+  ///   layout of an event or row type that does not read into this build's type
+  ///   (``EventStoreError/incompatibleLayout(path:type:field:reason:)``), or, unless read-only,
+  ///   one with fields only a newer build knows (``EventStoreError/newerLayouts(path:types:)``).
   /// - Complexity: O(1) when the projections are up to date; otherwise the catch-up reads the
   ///   events the projections miss.
   public init(path: String, schema: AppSchema, options: Options = Options()) throws {
@@ -154,6 +157,14 @@ public final class EventStore: Sendable {
     let schema = try storage { try Schema(environment: environment) }
     self.schema = schema
     payloadForms = PayloadForms(eventTypes: appSchema.eventTypes, cache: layoutCache, layouts: schema.layouts)
+    // Before anything is written: a type whose stored layout does not read into it, or (writing)
+    // one with fields only a newer build knows, refuses the open.
+    let layoutCheck = try Self.checkLayouts(
+      environment: environment, schema: schema, appSchema: appSchema, path: path)
+    if !options.readOnly && !layoutCheck.newer.isEmpty {
+      throw EventStoreError.newerLayouts(path: path, types: layoutCheck.newer)
+    }
+    for key in layoutCheck.evolving { layoutCache.noteEvolving(key) }
     var databases: [String: [String: Database]] = [:]
     var absent: [String] = []
     for projection in projections {
@@ -187,6 +198,15 @@ public final class EventStore: Sendable {
             try environment.write { txn in
               if let upgrading {
                 try Self.upgrade(from: upgrading, in: txn, schema: schema, payloads: payloadForms)
+              }
+              if let state = schema.state {
+                for (key, value) in layoutCheck.rowLayouts { try txn.put(value, forKey: key, in: state) }
+              }
+              // Without its checkpoint, the batch below rebuilds the table in the new layout.
+              for projection in layoutCheck.rebuild {
+                _ = try Array(projection.utf8).withUnsafeBytes {
+                  try txn.delete(forKey: $0, in: schema.checkpoints)
+                }
               }
               if let admission {
                 readmitted = try Self.readmitSkipped(

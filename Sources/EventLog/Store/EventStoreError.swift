@@ -54,6 +54,15 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
   case unexpectedHead(path: String, expected: UInt64, actual: UInt64)
   /// A state change that cannot be stored (``EventStore/updateState(_:)``).
   case invalidState(key: [UInt8], reason: String)
+  /// A type's layout that the environment recorded does not read into this build's type
+  /// (`Docs/OnDiskFormat.md`, "Evolving a type"): a field of another kind, a new field that is
+  /// not optional, a stored non-optional field the type lost. Found at open, before anything is
+  /// written. `type` is the event type, or the row type and its projection.
+  case incompatibleLayout(path: String, type: String, field: String, reason: String)
+  /// The environment holds payloads or rows with fields this build's types do not know (a newer
+  /// build added them): it opens read-only, and reads around them, but refuses to write.
+  /// `types` names each type and its unknown fields.
+  case newerLayouts(path: String, types: [String])
   /// The store was closed.
   case closed
   /// The storage engine failed: ``StorageFailure/kind`` says how.
@@ -95,6 +104,12 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
       "\(path) holds \(actual) events where \(expected) were expected; nothing was stored"
     case .invalidState(let key, let reason):
       "state key '\(String(decoding: key.prefix(80), as: UTF8.self))' cannot be stored: \(reason)"
+    case .incompatibleLayout(let path, let type, let field, let reason):
+      "\(path): the layout recorded for \(type) does not read into this build's type: field '\(field)' \(reason); "
+        + "raise its version (an event's schemaVersion with an upcaster, a table's projection version)"
+    case .newerLayouts(let path, let types):
+      "\(path) holds \(types.joined(separator: ", ")), written by a newer build; this build reads it but "
+        + "does not write it (open it read-only)"
     case .closed:
       "the event store is closed"
     case .storage(let error):
@@ -145,6 +160,9 @@ extension EventStoreError {
     case (.unexpectedHead(let a, let b, let c), .unexpectedHead(let x, let y, let z)):
       a == x && b == y && c == z
     case (.invalidState(let a, let b), .invalidState(let x, let y)): a == x && b == y
+    case (.incompatibleLayout(let a, let b, let c, let d), .incompatibleLayout(let w, let x, let y, let z)):
+      a == w && b == x && c == y && d == z
+    case (.newerLayouts(let a, let b), .newerLayouts(let x, let y)): a == x && b == y
     case (.storage(let a), .storage(let x)): a == x
     default: false
     }

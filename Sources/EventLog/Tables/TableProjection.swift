@@ -18,8 +18,9 @@
 ///
 /// Tables: the rows under their primary keys in ``rowTable`` (`by-id` unless named otherwise),
 /// one table per index (``TableIndex``), and any extra tables (`extraTables:`) the projection keeps beside them
-/// through its ``Hook``. Raise ``version`` when the row's layout, a key or a handler changes: the
-/// projection is rebuilt from the log on open.
+/// through its ``Hook``. Raise ``version`` when the row's layout (other than by an optional field
+/// added to a `Codable` row, which the open handles: `Docs/OnDiskFormat.md`, "Evolving a type"), a
+/// key or a handler changes: the projection is rebuilt from the log on open.
 ///
 /// Events the store skips (of a type or schema this build cannot read, or that break the domain's
 /// rules: ``EventStore/SkippedEvent``) never reach a projection, this one included.
@@ -66,8 +67,9 @@ public struct TableProjection<Row: TableRow>: Projection {
   /// A table projection.
   /// - Parameters:
   ///   - name: the projection's name (`a-z`, `0-9`, `.`, `_`, `-`), which names its tables.
-  ///   - version: raise it when the row's layout, a key or a handler changes (below 2^24: a table
-  ///     with updates stores the rule's revision in the top byte).
+  ///   - version: raise it when the row's layout (other than by an optional field added), a key
+  ///     or a handler changes (below 2^24: a table with updates stores the rule's revision in the
+  ///     top byte).
   ///   - rowTable: the table of rows under their primary keys.
   ///   - primaryKey: how a row's primary key is made; at most one row per key.
   ///   - indexes: ordered indexes, each a function of the row.

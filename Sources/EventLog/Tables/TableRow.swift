@@ -1,8 +1,10 @@
 /// A row of a ``TableProjection``: how it is stored.
 ///
 /// A `Codable` row needs nothing more: it is stored in the package's binary format
-/// (`BinaryEncoder`, positional, so a new field changes the layout; raise the projection's
-/// version then, and it is rebuilt on open).
+/// (`BinaryEncoder`, positional). The environment records its layout: an optional field added
+/// without a new version reads as `nil` in the rows stored before; any other change of its
+/// fields needs the projection's version raised, which rebuilds it on open (an open refuses it
+/// otherwise).
 ///
 /// ```swift
 /// struct User: Identifiable, Hashable, Codable, TableRow { … }
@@ -57,10 +59,18 @@ extension TableRow where Self: Codable {
     writer.bytes(try BinaryEncoder().encode(self))
   }
 
-  /// Reads a row in `BinaryDecoder`'s format: the rest of the bytes.
+  /// Reads a row in `BinaryDecoder`'s format: the rest of the bytes. A row stored in an earlier
+  /// layout of the type that its environment recorded (an optional field added since, or one a
+  /// newer build added) is rewritten into the type's layout first (`Docs/OnDiskFormat.md`,
+  /// "Evolving a type").
   public init(from reader: inout RowReader) throws {
     let bytes = reader.remaining
-    self = try BinaryDecoder().decode(Self.self, from: bytes)
+    do {
+      self = try BinaryDecoder().decode(Self.self, from: bytes)
+    } catch {
+      guard let rewritten = LayoutEvolutions.shared.transcoded(bytes, to: Self.self) else { throw error }
+      self = try BinaryDecoder().decode(Self.self, from: rewritten)
+    }
     try reader.skip(bytes.count)
   }
 }
