@@ -80,7 +80,7 @@ public struct EntityRepository<E: Entity>: Sendable {
     try store.read { try schema.table.reader(in: $0).rows(in: index, prefix: prefix) }
   }
 
-  /// ``list(by:)`` now and after each commit that changes it (``EventStore/observe(_:)``).
+  /// ``list(by:prefix:)`` now and after each commit that changes it (``EventStore/observe(_:)``).
   public func observeAll(by index: TableIndex<E>? = nil) -> AsyncThrowingStream<[E], any Error> {
     let table = schema.table
     return store.observe { try table.reader(in: $0).rows(in: index) }

@@ -2,7 +2,7 @@ import Foundation
 
 extension TableProjection {
   /// A row's fields as its `Encodable` conformance names them, rendered as payloads are
-  /// (``PayloadJSONEncoder``); a row type that is not `Encodable` shows its bytes in hex. The
+  /// (the package's payload JSON encoder); a row type that is not `Encodable` shows its bytes in hex. The
   /// indexes and the stamps leave their tables out (the rows show what they hold); the extra
   /// tables show their bytes.
   public func shownFields(ofEntryIn table: String, value: [UInt8]) throws -> [ShownField]? {
