@@ -256,8 +256,8 @@ struct ConvergentTableTests {
     "a table with updates stores the rule's revision in its version and has a stamps table; one without, neither"
   )
   func versionsAndTables() {
-    #expect(Reviews.projection.version == 0x0100_0001)
-    #expect(Reviews.projection.tables == ["by-id", "by-restaurant", "by-rating", ".stamps"])
+    #expect(Reviews.projection.version == 0x0200_0001)
+    #expect(Reviews.projection.tables == ["by-id", "by-restaurant", "by-rating", ".stamps", ".conflicts"])
     let postsOnly = TableProjection<Review>(
       name: "posts", version: 7, primaryKey: .uuid(\.id),
       handlers: [
@@ -316,7 +316,7 @@ struct ConvergentTableTests {
     #expect(try rows(store).map(\.id) == [id])
     let report = try store.verify()
     #expect(
-      report.problems.contains { $0.problem.contains("stored at version 1, code is at 16777217") },
+      report.problems.contains { $0.problem.contains("stored at version 1, code is at 33554433") },
       "\(report)")
   }
 
