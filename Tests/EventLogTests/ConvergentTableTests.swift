@@ -320,6 +320,34 @@ struct ConvergentTableTests {
       "\(report)")
   }
 
+  @Test(
+    "read-only, a table the rule's first revision built (no .conflicts) lists no conflicts, without failing")
+  func readOnlyBeforeConflicts() async throws {
+    let dir = TemporaryDirectory()
+    let id = UUID()
+    try await withStore(at: dir.environment(), projections: [RevisionOne()]) { store in
+      try await store.append(
+        [try NewEvent(ReviewEntity.ReviewPosted(review: Self.review(id)))], to: Reviews.stream(id))
+      try await store.append([try NewEvent(ReviewRated(id: id, rating: 2))], to: Reviews.stream(id))
+    }
+    var options = EventStore.Options.fast
+    options.readOnly = true
+    let store = try EventStore(path: dir.environment(), projections: [Reviews.projection], options: options)
+    #expect(store.conflictTables == ["reviews"])
+    #expect(try store.conflicts().isEmpty)
+    #expect(try rows(store).map(\.rating) == [2])
+  }
+
+  /// The table as the rule's first revision stored it: `.stamps`, no `.conflicts`.
+  struct RevisionOne: Projection {
+    var name: String { Reviews.projection.name }
+    var version: UInt32 { 0x0100_0001 }
+    var tables: [String] { Reviews.projection.tables.filter { $0 != TableProjection<Review>.conflictsTable } }
+    func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
+      try Reviews.projection.apply(event, to: state)
+    }
+  }
+
   private func withRaw(_ path: String, _ body: (Environment) throws -> Void) throws {
     var options = Environment.Options()
     options.maxDatabases = 32

@@ -99,7 +99,8 @@ extension EventStore {
   }
 
   /// The conflicts the convergent rule recorded (``Conflict``), in the order of the winning
-  /// writes' stamps, oldest first.
+  /// writes' stamps, oldest first. A table an earlier build wrote, opened read-only before a
+  /// writable open rebuilt it, has none.
   /// - Parameter table: only this table's; every table's when `nil`.
   /// - Returns: the conflicts, oldest first.
   /// - Throws: ``EventStoreError/invalidProjection(_:)`` when `table` keeps no conflicts, or a
@@ -125,8 +126,9 @@ extension EventStore.StoreSnapshot {
     }
     var conflicts: [(stamp: Stamp, conflict: Conflict)] = []
     for name in tables where table == nil || table == name {
-      // A projection the environment does not hold yet (a read-only open) has none.
-      guard store.projectionDatabases[name] != nil else { continue }
+      // A projection the environment does not hold yet, or holds as an earlier build left it
+      // (without `.conflicts`: a read-only open before the rebuild), has none recorded.
+      guard store.projectionDatabases[name]?[RowConflicts.table] != nil else { continue }
       let reader = try projection(name)
       try reader.forEach(in: RowConflicts.table) { _, value in
         for stored in try BinaryDecoder().decode([StoredConflict].self, from: Array(value)) {
