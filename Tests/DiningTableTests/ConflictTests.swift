@@ -252,6 +252,75 @@ struct ConflictTests {
     for device in [a, b, c, fresh] { try await Self.checkLocal(device) }
   }
 
+  @Test(
+    "devices that change, delete and exchange at random hold the same conflicts, and a replay rebuilds them",
+    arguments: [UInt64(1), 2, 3])
+  func randomExchanges(seed: UInt64) async throws {
+    var random = SplitMix64(seed: 0xC0_F1_1C7 &+ seed)
+    func below(_ n: Int) -> Int { Int(random.next() % UInt64(n)) }
+    let devices = try (0..<3).map { try device("device-\($0).db") }
+    var trace: [String] = []
+    for step in 0..<80 {
+      let index = below(3)
+      let device = devices[index]
+      // Clocks apart by up to a few seconds either way, stepping on.
+      device.clock.advance(Double(below(3_000)) / 1_000 - 1)
+      let live = try await device.tables.tables(inZone: nil)
+      switch below(10) {
+      case 0, 1:
+        _ = try await device.tables.add(label: "t\(step)", seats: 2, zone: "inside")
+        trace.append("\(step): \(index) adds")
+      case 2..<7 where !live.isEmpty:
+        let table = live[below(live.count)]
+        let value = "\(step) by \(index)"
+        switch below(3) {
+        case 0: _ = try await device.tables.change(id: table.id, label: value, seats: nil, zone: nil)
+        case 1: _ = try await device.tables.change(id: table.id, label: nil, seats: 1 + below(20), zone: nil)
+        default: _ = try await device.tables.change(id: table.id, label: nil, seats: nil, zone: value)
+        }
+        trace.append("\(step): \(index) changes \(table.label)")
+      case 7 where !live.isEmpty:
+        let table = live[below(live.count)]
+        try await device.entities.delete(id: table.id)
+        trace.append("\(step): \(index) deletes \(table.label)")
+      default:
+        let source = devices[below(3)]
+        try await Self.send(from: source, to: device)
+        trace.append("\(step): \(index) takes another's events")
+      }
+    }
+    for target in devices { for source in devices { try await Self.send(from: source, to: target) } }
+    let reference = try devices[0].store.conflicts().map(Self.portable)
+    for device in devices {
+      #expect(
+        try device.store.conflicts().map(Self.portable) == reference,
+        "seed \(seed):\n\(trace.joined(separator: "\n"))")
+      try await Self.checkLocal(device)
+    }
+    // A fresh store that takes the three logs merged at random, each in its order.
+    let fresh = try device("fresh.db")
+    var logs = try devices.map { try $0.store.events()[...] }
+    var merged: [RecordedEvent] = []
+    var seen = Set<UUID>()
+    while let next = logs.indices.filter({ !logs[$0].isEmpty }).randomElement(using: &random) {
+      let event = logs[next].removeFirst()
+      if seen.insert(event.id).inserted { merged.append(event) }
+    }
+    _ = try await fresh.store.ingest(
+      merged.map { event in
+        EventStore.IngestedEvent(
+          stream: event.stream,
+          event: NewEvent(
+            id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: event.payload,
+            metadata: event.metadata, recordedAt: event.recordedAt),
+          provenance: event.provenance)
+      })
+    #expect(try fresh.store.conflicts().map(Self.portable) == reference, "seed \(seed)")
+    // Not vacuous: the devices changed things apart.
+    #expect(!reference.isEmpty, "seed \(seed): no conflict")
+    print("[conflicts] seed \(seed): \(reference.count) conflicts, \(merged.count) events")
+  }
+
   @Test("the repository follows its entity's conflicts")
   func repositorySequence() async throws {
     let phone = try device("phone.db")

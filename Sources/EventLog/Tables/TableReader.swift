@@ -37,6 +37,9 @@ public struct TableReader<Row: TableRow> {
   /// A write names it as its `causationID` (``EventMetadata``) to say what it had seen: the
   /// convergent rule then records a ``Conflict`` where it overwrites a write it had not seen
   /// (``EntityRepository`` does so).
+  /// - Parameter key: the row's primary key.
+  /// - Returns: the event's ID, or `nil`.
+  /// - Throws: a storage error.
   /// - Complexity: O(log n).
   public func latestEventID(forKey key: TableKey) throws -> UUID? {
     guard schema.converges else { return nil }
