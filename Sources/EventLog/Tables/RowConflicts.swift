@@ -144,7 +144,7 @@ extension TableSchema {
           var row = before
           try change(&row)
           let changed = try shownFields(of: row)
-          for field in Set(fields.keys).union(changed.keys).sorted() where fields[field] != changed[field] {
+          for field in Self.sortedFields(fields, changed) where fields[field] != changed[field] {
             if let writer = writers[field], !saw(step, steps[writer].stamp) {
               record(
                 .overwritten, field, winner: StoredWrite(step.event, value: changed[field] ?? "null"),
@@ -160,7 +160,7 @@ extension TableSchema {
           guard (try? change(&row)) != nil else { continue }
           let old = try shownFields(of: before)
           let new = try shownFields(of: row)
-          for field in Set(old.keys).union(new.keys).sorted() where old[field] != new[field] {
+          for field in Self.sortedFields(old, new) where old[field] != new[field] {
             record(
               .discarded, field, winner: StoredWrite(steps[deletion].event, value: nil),
               loser: StoredWrite(step.event, value: new[field] ?? "null"))
@@ -168,7 +168,8 @@ extension TableSchema {
         }
       case .delete:
         guard let (row, fields) = current else { continue }
-        for (field, writer) in writers.sorted(by: { $0.key < $1.key }) where !saw(step, steps[writer].stamp) {
+        for field in Self.sortedFields(writers, [:]) {
+          guard let writer = writers[field], !saw(step, steps[writer].stamp) else { continue }
           record(
             .deleted, field, winner: StoredWrite(step.event, value: nil),
             loser: StoredWrite(steps[writer].event, value: fields[field] ?? "null"))
@@ -179,6 +180,12 @@ extension TableSchema {
       }
     }
     return conflicts
+  }
+
+  /// The names of `a`'s and `b`'s fields, in the order of their UTF-8 bytes (the same on every
+  /// device and build).
+  static func sortedFields<A, B>(_ a: [String: A], _ b: [String: B]) -> [String] {
+    Set(a.keys).union(b.keys).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
   }
 
   /// A row's fields as JSON text by name (as ``TableProjection/shownFields(ofEntryIn:value:)``
