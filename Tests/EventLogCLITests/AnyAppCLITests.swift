@@ -12,9 +12,9 @@ import Testing
 struct AnyAppCLITests {
   /// The stored version of the `users` table (version 1, with update handlers): the table
   /// engine's convergent rule keeps its revision in the top byte.
-  static let versionOne: UInt32 = 0x0100_0001
+  static let versionOne: UInt32 = 0x0200_0001
   /// The stored version of the `restaurants` table (version 2, with update handlers).
-  static let restaurantsVersion: UInt32 = 0x0100_0002
+  static let restaurantsVersion: UInt32 = 0x0200_0002
 
   @Test("an app's eventlog is a few lines of main.swift: its own commands and every generic one")
   func appEventLog() throws {

@@ -256,8 +256,8 @@ struct ConvergentTableTests {
     "a table with updates stores the rule's revision in its version and has a stamps table; one without, neither"
   )
   func versionsAndTables() {
-    #expect(Reviews.projection.version == 0x0100_0001)
-    #expect(Reviews.projection.tables == ["by-id", "by-restaurant", "by-rating", ".stamps"])
+    #expect(Reviews.projection.version == 0x0200_0001)
+    #expect(Reviews.projection.tables == ["by-id", "by-restaurant", "by-rating", ".stamps", ".conflicts"])
     let postsOnly = TableProjection<Review>(
       name: "posts", version: 7, primaryKey: .uuid(\.id),
       handlers: [
@@ -316,8 +316,36 @@ struct ConvergentTableTests {
     #expect(try rows(store).map(\.id) == [id])
     let report = try store.verify()
     #expect(
-      report.problems.contains { $0.problem.contains("stored at version 1, code is at 16777217") },
+      report.problems.contains { $0.problem.contains("stored at version 1, code is at 33554433") },
       "\(report)")
+  }
+
+  @Test(
+    "read-only, a table the rule's first revision built (no .conflicts) lists no conflicts, without failing")
+  func readOnlyBeforeConflicts() async throws {
+    let dir = TemporaryDirectory()
+    let id = UUID()
+    try await withStore(at: dir.environment(), projections: [RevisionOne()]) { store in
+      try await store.append(
+        [try NewEvent(ReviewEntity.ReviewPosted(review: Self.review(id)))], to: Reviews.stream(id))
+      try await store.append([try NewEvent(ReviewRated(id: id, rating: 2))], to: Reviews.stream(id))
+    }
+    var options = EventStore.Options.fast
+    options.readOnly = true
+    let store = try EventStore(path: dir.environment(), projections: [Reviews.projection], options: options)
+    #expect(store.conflictTables == ["reviews"])
+    #expect(try store.conflicts().isEmpty)
+    #expect(try rows(store).map(\.rating) == [2])
+  }
+
+  /// The table as the rule's first revision stored it: `.stamps`, no `.conflicts`.
+  struct RevisionOne: Projection {
+    var name: String { Reviews.projection.name }
+    var version: UInt32 { 0x0100_0001 }
+    var tables: [String] { Reviews.projection.tables.filter { $0 != TableProjection<Review>.conflictsTable } }
+    func apply(_ event: RecordedEvent, to state: ProjectionWriter) throws {
+      try Reviews.projection.apply(event, to: state)
+    }
   }
 
   private func withRaw(_ path: String, _ body: (Environment) throws -> Void) throws {

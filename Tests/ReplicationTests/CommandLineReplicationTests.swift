@@ -81,9 +81,11 @@ struct CommandLineReplicationTests {
       #expect(status["cursor"] as? Int == 3)
       #expect(
         status.keys.sorted() == [
-          "conflicts", "cursor", "device", "diverged", "owner", "pending", "pushedThrough", "rejected",
-          "serverHead", "unreadable", "unstorable",
+          "conflicts", "convergenceConflicts", "cursor", "device", "diverged", "owner", "pending",
+          "pushedThrough", "rejected", "serverHead", "unreadable", "unstorable",
         ])
+      // Bookings commute: the convergent rule decided nothing.
+      #expect(status["convergenceConflicts"] as? Int == 0)
     }
     // The pulled event says where it came from.
     #expect(try tablet("show", "1").stdout.contains("server position 1"))

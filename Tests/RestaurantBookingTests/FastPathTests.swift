@@ -144,7 +144,7 @@ struct RestaurantsProjectionTests {
           == listed)
       #expect(
         try store.verify().problems.contains {
-          $0.problem.contains("stored at version \(0x0100_0001), code is at \(0x0100_0002)")
+          $0.problem.contains("stored at version \(0x0100_0001), code is at \(0x0200_0002)")
         })
       await store.close()
     }

@@ -1,9 +1,11 @@
 import Foundation
 
 /// The repository of an ``Entity``'s common shape: create, change fields, delete, get, list by
-/// an index, observe. A change reads the entity, applies the app's closure, and appends the
-/// fields that changed at the version it read, trying again (3 times in all) when another writer
-/// changed the entity meanwhile. An app's own repository (what its view models depend on) wraps
+/// an index, observe, and the conflicts of concurrent changes. A change reads the entity,
+/// applies the app's closure, and appends the fields that changed at the version it read, trying
+/// again (3 times in all) when another writer changed the entity meanwhile. A change and a delete
+/// name the entity's latest event as their causation: what they had seen, so that the
+/// convergent rule records a ``Conflict`` where one overwrites a change it had not seen. An app's own repository (what its view models depend on) wraps
 /// it with the app's words and rules.
 public struct EntityRepository<E: Entity>: Sendable {
   /// The store, opened with a schema that holds ``schema``'s.
@@ -43,7 +45,7 @@ public struct EntityRepository<E: Entity>: Sendable {
   public func change(id: UUID, _ change: (inout E) throws -> Void) async throws -> E {
     var result: E?
     try await store.append(to: schema.stream(id)) { _ in
-      guard let current = try await get(id: id) else {
+      guard let (current, base) = try read(id: id) else {
         throw EntityError.notFound(entity: E.entityName, id: id)
       }
       var changed = current
@@ -51,7 +53,12 @@ public struct EntityRepository<E: Entity>: Sendable {
       guard changed.id == id else { throw EntityError.idChanged(entity: E.entityName, id: id) }
       result = changed
       let fields = try current.fieldsChanged(to: changed)
-      return fields.isEmpty ? [] : [try NewEvent(EntityChanged(entity: changed, fields: fields))]
+      return fields.isEmpty
+        ? []
+        : [
+          try NewEvent(
+            EntityChanged(entity: changed, fields: fields), metadata: EventMetadata(causationID: base))
+        ]
     }
     guard let result else { throw EntityError.notFound(entity: E.entityName, id: id) }
     return result
@@ -62,8 +69,17 @@ public struct EntityRepository<E: Entity>: Sendable {
   ///   store's error.
   public func delete(id: UUID) async throws {
     try await store.append(to: schema.stream(id)) { _ in
-      guard try await get(id: id) != nil else { throw EntityError.notFound(entity: E.entityName, id: id) }
-      return [try NewEvent(EntityDeleted<E>(id: id))]
+      guard let (_, base) = try read(id: id) else { throw EntityError.notFound(entity: E.entityName, id: id) }
+      return [try NewEvent(EntityDeleted<E>(id: id), metadata: EventMetadata(causationID: base))]
+    }
+  }
+
+  /// The entity `id` and its row's latest event (what a change or delete follows: its
+  /// causation, which tells the convergent rule what the write had seen), or `nil`.
+  private func read(id: UUID) throws -> (entity: E, base: UUID?)? {
+    try store.read { snapshot in
+      let reader = try schema.table.reader(in: snapshot)
+      return try reader.row(forKey: .uuid(id)).map { ($0, try reader.latestEventID(forKey: .uuid(id))) }
     }
   }
 
@@ -78,6 +94,15 @@ public struct EntityRepository<E: Entity>: Sendable {
   /// - Complexity: O(log n + k) for the k entities listed.
   public func list(by index: TableIndex<E>? = nil, prefix: TableKey? = nil) async throws -> [E] {
     try store.read { try schema.table.reader(in: $0).rows(in: index, prefix: prefix) }
+  }
+
+  /// The entity's conflicts (``Conflict``: a concurrent change the convergent rule overwrote or
+  /// discarded), oldest first, now and after each commit that changes them
+  /// (``EventStore/observe(_:)``).
+  /// - Returns: the conflicts; the stream ends when the store closes, or with its error.
+  public func conflicts() -> AsyncThrowingStream<[Conflict], any Error> {
+    let table = schema.table.name
+    return store.observe { try $0.conflicts(in: table) }
   }
 
   /// ``list(by:prefix:)`` now and after each commit that changes it (``EventStore/observe(_:)``).

@@ -14,8 +14,18 @@ struct Stamp: Comparable {
   static let size = 24
 
   init(_ event: RecordedEvent) {
-    microseconds = event.recordedAt.microsecondsSince1970
-    (high, low) = event.id.byteOrder
+    self.init(microseconds: event.recordedAt.microsecondsSince1970, id: event.id)
+  }
+
+  /// The stamp of an event recorded at `microseconds` with the ID `id`.
+  init(microseconds: Int64, id: UUID) {
+    self.microseconds = microseconds
+    (high, low) = id.byteOrder
+  }
+
+  /// The event ID of a stamp stored at the start of `bytes` (at least ``size`` bytes).
+  static func eventID(stored bytes: UnsafeRawBufferPointer) -> UUID {
+    UUID(uuid: bytes.loadUnaligned(fromByteOffset: 8, as: uuid_t.self))
   }
 
   /// The stamp stored at the start of `bytes` (at least ``size`` bytes).
@@ -118,6 +128,8 @@ enum RowStamps {
   /// - Stamped after the row's latest (the usual case: every local event, and pulled events in
   ///   order): rewrites the entry's stamp, in place when the event is in the entry's one stream.
   ///   The handler applies it to the row as it is (an update of no row changes nothing).
+  ///   When the event names as its causation another event than the row's latest, it says so
+  ///   (``RowArrival/inOrderUnseen``): it may overwrite a write it had not seen.
   /// - Stamped before it: writes nothing. The row must be folded again
   ///   (``TableSchema/refold(_:writer:)``), which stores the entry.
   /// - Throws: ``TableError/invalidKey(projection:table:length:)``, storage errors.
@@ -140,7 +152,19 @@ enum RowStamps {
           arrival = .late
           return false
         }
-        arrival = .inOrder
+        // A write whose base (its causation) is not the row's latest had not seen every event
+        // of the row: its conflicts are worked out again.
+        if let base = event.metadata.causationID,
+          !withUnsafeBytes(
+            of: base.uuid,
+            {
+              BinaryCodingSupport.bytesEqual(UnsafeRawBufferPointer(rebasing: entry[8..<Stamp.size]), $0)
+            })
+        {
+          arrival = .inOrderUnseen
+        } else {
+          arrival = .inOrder
+        }
         stamp.store(into: entry)
         otherStreams = !lists(only: stream, UnsafeRawBufferPointer(entry))
         return true
@@ -148,13 +172,13 @@ enum RowStamps {
       switch arrival {
       case .first:
         try store(latest: stamp, stream: stream, forKey: key, in: state, table: table)
-      case .inOrder where otherStreams:
+      case .inOrder where otherStreams, .inOrderUnseen where otherStreams:
         var streams = try state.withValue(forKey: key, in: table) { Self.streams($0) } ?? []
         if !streams.contains(where: { $0.elementsEqual(stream) }) {
           streams.append(Array(stream))
           try state.put(entry(latest: stamp, streams: streams), forKey: Array(key), in: table)
         }
-      case .inOrder, .late:
+      case .inOrder, .inOrderUnseen, .late:
         break
       }
       return arrival
@@ -169,6 +193,10 @@ enum RowArrival {
   case first
   /// Stamped after the row's latest: applied to the row as it is.
   case inOrder
+  /// Stamped after the row's latest, but its base (its causation: the row's latest event when
+  /// it was written) is another event: applied to the row as it is, then the row's conflicts
+  /// are worked out again (``TableWriter/recordConflicts(_:)``).
+  case inOrderUnseen
   /// Stamped before the row's latest: the row is folded again.
   case late
 }
@@ -201,15 +229,7 @@ extension TableSchema {
     let stream = Array(event.stream.rawValue.utf8)
     if !streams.contains(stream) { streams.append(stream) }
     // The row's events so far: those of its streams, up to this one, whose handler acts on it.
-    var events: [(stamp: Stamp, effect: RowEffect<Row>)] = [(Stamp(event), effect)]
-    for earlier in try log.events(inStreams: streams, before: event.sequence) {
-      guard let effect = try self.effect(of: earlier), Self.key(of: effect, primaryKey: primaryKey) == key
-      else {
-        continue
-      }
-      events.append((Stamp(earlier), effect))
-    }
-    events.sort { $0.stamp < $1.stamp }
+    let events = try rowSteps(event, effect: effect, key: key, streams: streams, log: log)
     let start =
       events.lastIndex {
         if case .delete = $0.effect { true } else { false }
@@ -245,11 +265,12 @@ extension TableSchema {
         }
       }
       try state.put(RowStamps.entry(latest: stored.latest, streams: streams), forKey: key, in: table)
+      try storeConflicts(of: events, key: key, state: state)
     }
   }
 
   /// The primary key of the row `effect` acts on.
-  private static func key(of effect: RowEffect<Row>, primaryKey: TableKey.Column<Row>) -> [UInt8] {
+  static func key(of effect: RowEffect<Row>, primaryKey: TableKey.Column<Row>) -> [UInt8] {
     switch effect {
     case .create(let row): TableKey.KeyBuilder.withKey({ primaryKey.write(row, &$0) }) { Array($0) }
     case .update(let key, _), .delete(let key): key.bytes
@@ -257,7 +278,7 @@ extension TableSchema {
   }
 
   /// What a stored event does to its row, by its type's create, update or delete handler.
-  private func effect(of event: RecordedEvent) throws -> RowEffect<Row>? {
+  func effect(of event: RecordedEvent) throws -> RowEffect<Row>? {
     for handler in handlers where handler.eventType == event.type {
       return try handler.effect?(event)
     }

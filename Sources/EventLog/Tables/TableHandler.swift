@@ -18,7 +18,8 @@ import Foundation
 /// create, update and delete handlers follow the table engine's convergent rule: each row is the
 /// fold of its events in stamp order (recorded-at, then event ID), whatever order they arrived in,
 /// and a delete leaves a tombstone that later updates cannot bring back. Their closures must
-/// therefore be functions of the row and the event alone. ``custom(_:_:)`` handlers are applied as
+/// therefore be functions of the row and the event alone. Where the rule overwrites or discards
+/// a concurrent write, the engine records a ``Conflict`` (``EventStore/conflicts(in:)``). ``custom(_:_:)`` handlers are applied as
 /// they come, outside that rule.
 public struct TableHandler<Row: TableRow>: Sendable {
   /// The stored type name of the events it handles.
@@ -66,6 +67,9 @@ public struct TableHandler<Row: TableRow>: Sendable {
         let made = try row(event.decode(E.self))
         switch try table.arrival(of: event, row: made) {
         case .first, .inOrder: try table.put(made)
+        case .inOrderUnseen:
+          try table.put(made)
+          try table.recordConflicts(event)
         case .late: try table.refold(event)
         }
       },
@@ -108,6 +112,9 @@ public struct TableHandler<Row: TableRow>: Sendable {
             try ifMissing.handle(decoded, key: key, projection: table.projection)
           }
         case .inOrder: try table.update(forKey: key) { try change(&$0, decoded) }
+        case .inOrderUnseen:
+          try table.update(forKey: key) { try change(&$0, decoded) }
+          try table.recordConflicts(event)
         case .late: try table.refold(event)
         }
       },
@@ -138,6 +145,9 @@ public struct TableHandler<Row: TableRow>: Sendable {
         let key = key(try event.decode(E.self))
         switch try table.arrival(of: event, key: key) {
         case .first, .inOrder: try table.delete(forKey: key)
+        case .inOrderUnseen:
+          try table.delete(forKey: key)
+          try table.recordConflicts(event)
         case .late: try table.refold(event)
         }
       },

@@ -32,8 +32,10 @@
 /// engine fold the row's events again, read back from the log. A delete leaves a tombstone: an
 /// update stamped after it changes nothing, and one stamped before it is folded in before it. So
 /// devices that hold the same events hold the same rows, and a replay builds what the live path
-/// built. The engine keeps each row's stamps in one more table, ``stampsTable``. A table with
-/// only create and delete handlers pays nothing and folds events as they come.
+/// built. The engine keeps each row's stamps in one more table, ``stampsTable``, and the
+/// conflicts the rule decided (a concurrent write overwritten or discarded: ``Conflict``) in
+/// another, ``conflictsTable``. A table with only create and delete handlers pays nothing and
+/// folds events as they come.
 public struct TableProjection<Row: TableRow>: Projection {
   /// An optional first look at every event, before the handlers: a hand-written fast path that
   /// stores rows given as bytes (``TableWriter/put(encodedRow:primaryKey:)``,
@@ -53,16 +55,22 @@ public struct TableProjection<Row: TableRow>: Projection {
   /// The version stored with the projection's checkpoint: a stored projection of another version
   /// is rebuilt from the log on open. It is the `version` given, and for a table with `.update`
   /// handlers, the revision of the table engine's convergent rule in the top byte besides
-  /// (`0x0100_0001` for version 1), so that tables an engine without the rule built are rebuilt.
+  /// (`0x0200_0001` for version 1), so that tables an engine without the rule (or an earlier
+  /// revision of it) built are rebuilt.
   public let version: UInt32
   @usableFromInline let schema: TableSchema<Row>
 
   /// The revision of the table engine's convergent rule, which a table with updates stores in the
   /// top byte of its ``version``.
-  static var convergentRuleRevision: UInt32 { 1 }
+  /// Revision 2 records the rule's conflicts (``conflictsTable``).
+  static var convergentRuleRevision: UInt32 { 2 }
 
   /// The table in which a table with updates keeps each row's stamps: `.stamps`.
   public static var stampsTable: String { RowStamps.table }
+
+  /// The table in which a table with updates keeps the conflicts its convergent rule decided,
+  /// under each row's primary key: `.conflicts` (read them with ``EventStore/conflicts(in:)``).
+  public static var conflictsTable: String { RowConflicts.table }
 
   /// A table projection.
   /// - Parameters:
@@ -95,10 +103,10 @@ public struct TableProjection<Row: TableRow>: Projection {
   }
 
   /// The row table, then one table per index, then the extra tables, then (for a table with
-  /// updates) ``stampsTable``.
+  /// updates) ``stampsTable`` and ``conflictsTable``.
   public var tables: [String] {
     [schema.rowTable] + schema.indexes.map(\.name) + schema.extraTables
-      + (schema.converges ? [Self.stampsTable] : [])
+      + (schema.converges ? [Self.stampsTable, Self.conflictsTable] : [])
   }
 
   /// The table of rows under their primary keys.

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Reads a ``TableProjection``'s rows from a ``ProjectionReader``, live or replayed alike: one row by
 /// key, every row in primary-key or an index's order, a range or a prefix of an index, counts.
 ///
@@ -27,6 +29,25 @@ public struct TableReader<Row: TableRow> {
         try Row(storedBytes: $0, datesSince1970: view.rowDatesSince1970)
       }
     }
+  }
+
+  /// The ID of the latest event (by stamp) of the row under `key`, in a table with updates; `nil`
+  /// when the table has no event for the key, or has no updates.
+  ///
+  /// A write names it as its `causationID` (``EventMetadata``) to say what it had seen: the
+  /// convergent rule then records a ``Conflict`` where it overwrites a write it had not seen
+  /// (``EntityRepository`` does so).
+  /// - Parameter key: the row's primary key.
+  /// - Returns: the event's ID, or `nil`.
+  /// - Throws: a storage error.
+  /// - Complexity: O(log n).
+  public func latestEventID(forKey key: TableKey) throws -> UUID? {
+    guard schema.converges else { return nil }
+    return try key.bytes.withUnsafeBytes { key in
+      try view.withValue(forKey: key, in: RowStamps.table) { entry -> UUID? in
+        entry.count >= Stamp.size ? Stamp.eventID(stored: entry) : nil
+      }
+    } ?? nil
   }
 
   /// The number of rows.

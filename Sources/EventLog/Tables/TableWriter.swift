@@ -153,6 +153,13 @@ extension TableWriter {
   func refold(_ event: RecordedEvent) throws {
     try lentSchema.use { try $0.refold(event, writer: self) }
   }
+
+  /// Works out the conflicts of the row `event` acts on again, from its events, `event` among
+  /// them (applied to the row already): ``RowArrival/inOrderUnseen``.
+  @usableFromInline
+  func recordConflicts(_ event: RecordedEvent) throws {
+    try lentSchema.use { try $0.recordConflicts(event, writer: self) }
+  }
 }
 
 @available(*, unavailable)

@@ -479,13 +479,15 @@ struct RemoteStatusCommand: CLICommand {
   @Flag(
     "json",
     help:
-      #"As {"device", "pending", "pushedThrough", "cursor", "unreadable", "rejected": [{"seq", "id", "reason"}], "unstorable", "conflicts": [{"position", "id", "reason"}], "diverged", "owner", "serverHead": {"position", "chain"} or null, "server"?}."#
+      #"As {"device", "pending", "pushedThrough", "cursor", "unreadable", "rejected": [{"seq", "id", "reason"}], "unstorable", "conflicts": [{"position", "id", "reason"}], "convergenceConflicts", "diverged", "owner", "serverHead": {"position", "chain"} or null, "server"?}."#
   )
   var json: Bool
 
   func run(_ context: CommandContext) async throws {
     let store = try context.openStore(.read)
     let status = try LocalReplica(store: store).status()
+    // The changes the convergent rule overwrote or discarded ('eventlog conflicts' lists them).
+    let convergenceConflicts = try store.conflicts().count
     var serverView: (server: String, info: ServerInfo, mark: ServerMark)?
     if url != nil || server {
       let url = try RemoteURL.resolve(url, context)
@@ -520,6 +522,7 @@ struct RemoteStatusCommand: CLICommand {
         ("pushedThrough", .uint(status.pushedThrough)), ("cursor", .uint(status.cursor)),
         ("unreadable", .int(Int64(status.unreadable))), ("rejected", .array(rejected)),
         ("unstorable", notes(status.unstorable)), ("conflicts", notes(status.conflicts)),
+        ("convergenceConflicts", .int(Int64(convergenceConflicts))),
         ("diverged", .optional(status.diverged)), ("owner", .optional(status.owner)),
         (
           "serverHead",
@@ -555,6 +558,7 @@ struct RemoteStatusCommand: CLICommand {
     table.append(["kept but not projected", String(status.unreadable)])
     table.append(["rejected by the server", String(status.rejected.count)])
     table.append(["conflicts", String(status.conflicts.count)])
+    table.append(["convergence conflicts ('conflicts' lists them)", String(convergenceConflicts)])
     table.append(["replicates as", status.owner.map(TerminalText.escaped) ?? "(no server contacted yet)"])
     if let head = status.serverHead {
       table.append(["server's chain at position \(head.position)", head.value.hex])
