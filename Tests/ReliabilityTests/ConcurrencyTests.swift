@@ -25,7 +25,7 @@ extension Reliability {
           "append", "--db", path, "--count", "\(childEvents)", "--concurrency", "4", "--batch-max", "8",
           "--seed", "\(Mode.seed)",
         ], in: directory.url)
-      try #require(await child.waitForLine(prefix: "seq ", timeout: .seconds(30)) != nil, "\(child.stderr)")
+      try #require(await child.waitForLine(prefix: "seq ", timeout: .seconds(120)) != nil, "\(child.stderr)")
 
       // The tasks run in an unstructured task, so that a deadlock fails the test at the
       // deadline instead of hanging it.
