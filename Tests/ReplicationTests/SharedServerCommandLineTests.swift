@@ -156,6 +156,10 @@ struct SharedServerCommandLineTests {
     #expect(round.status == 3, "\(round)")
     let again = try #require(try phone.json(round)["push"] as? [String: Any])
     #expect(again["retried"] as? Int == 1 && again["rejected"] as? Int == 1 && again["pushed"] as? Int == 0)
+    // pull --resync pushes the whole outbox again: the same refusal, exit 3 after the pull.
+    let resync = try phone.run("pull", alice.url, "--resync", "--json")
+    #expect(resync.status == 3 && resync.stderr.contains("refused 1 event(s)"), "\(resync)")
+    #expect(try serverEventIDs(fixture, owner: alice.role).count == 1)
 
     // The app's own remote init adds its prefix (the stock app's stays): the next push stores it.
     #expect(try Self.prefixes(Self.users, ["remote", "init", fixture.ownerURL])?.contains("user-") == true)

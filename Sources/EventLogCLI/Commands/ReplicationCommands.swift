@@ -734,7 +734,8 @@ struct PullCommand: CLICommand {
     discussion: """
       With --json: {"pulled", "alreadyPresent", "cursor", "unreadable"}. Creates the environment when there is \
       none (a new device). An event this build cannot read is stored as it came and kept out of the \
-      projections (see 'eventlog remote status').
+      projections (see 'eventlog remote status'). With --resync, when the server refused some of the events \
+      pushed again for good, it exits with status 3 after the pull (as 'eventlog push' does).
       """)
 
   private let options = RemoteOptions()
@@ -750,15 +751,19 @@ struct PullCommand: CLICommand {
     try await options.withReplicator(context, .create) { replicator in
       if resync { try await replicator.resync() }
       let progress = ProgressReporter("pull", console: context.console)
+      var resyncPush: PushSummary?
       let summary = try await ReplicationProgressNote.run(replicator, pushes: resync, pulls: true, context) {
         if resync {
           let push = try await replicator.push(onRetry: context.retryNotice)
+          resyncPush = push
           if !options.json { context.console.print(push.text) }
         }
         return try await replicator.pull(progress: progress.report, onRetry: context.retryNotice)
       }
       progress.finish()
       context.console.print(options.json ? summary.json.rendered() : summary.text)
+      // The push of --resync: exit 3 when the server refused events, as 'eventlog push' does.
+      try resyncPush?.checkRejections()
     }
   }
 }
