@@ -251,21 +251,22 @@ extension EventStore {
       }
       return counts
     }
-    return try storage {
-      try environment.read { txn in
-        try txn.withCursor(in: typeCounts) { cursor in
-          var counts: [String: UInt64] = [:]
-          var found = try cursor.move(.first)
-          while found {
-            if cursor.value.count == 8 {
-              counts[String(decoding: cursor.key, as: UTF8.self)] = UInt64(
-                littleEndian: cursor.value.loadUnaligned(as: UInt64.self))
-            }
-            found = try cursor.move(.next)
-          }
-          return counts
+    return try storage { try environment.read { try Self.typeCounts(in: $0, database: typeCounts) } }
+  }
+
+  /// The type counts index as `txn` sees it.
+  static func typeCounts(in txn: Transaction, database: Database) throws -> [String: UInt64] {
+    try txn.withCursor(in: database) { cursor in
+      var counts: [String: UInt64] = [:]
+      var found = try cursor.move(.first)
+      while found {
+        if cursor.value.count == 8 {
+          counts[String(decoding: cursor.key, as: UTF8.self)] = UInt64(
+            littleEndian: cursor.value.loadUnaligned(as: UInt64.self))
         }
+        found = try cursor.move(.next)
       }
+      return counts
     }
   }
 

@@ -451,9 +451,19 @@ extension EventStore {
         }
       }
     }
-    // Appends since the pass began count too: compare only when the log did not grow.
-    guard try self.head() == head else { return }
-    let counted = try eventCountsByType()
+    // Appends since the pass began count too: compare only when the log did not grow, with the
+    // head and the counts read in one transaction (an append between two reads moved them apart).
+    guard let typeCountsDatabase = schema.typeCounts else { return }
+    let snapshot = try storage {
+      try environment.read { txn in
+        (
+          head: try WriteBatch.head(in: txn, events: schema.events),
+          counts: try Self.typeCounts(in: txn, database: typeCountsDatabase)
+        )
+      }
+    }
+    guard snapshot.head == head else { return }
+    let counted = snapshot.counts
     for (type, total) in typeTotals where counted[type] != total {
       report(nil, "the type counts say \(counted[type] ?? 0) '\(type)' events; the log holds \(total)")
     }
