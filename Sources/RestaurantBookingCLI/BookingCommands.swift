@@ -69,6 +69,42 @@ struct BookingsDeleteCommand: CLICommand {
   }
 }
 
+/// `eventlog bookings forget --customer NAME --reason TEXT`.
+struct BookingsForgetCommand: CLICommand {
+  static let configuration = CommandConfiguration(
+    name: "forget",
+    abstract: "Forget a customer: erase their name and notes from every booking, everywhere.",
+    discussion: """
+      Erases the customer's data subject (every customer ID whose bookings carry the name: two devices that \
+      first booked for it apart give it two): its key is destroyed and a SubjectErased event appended, \
+      which every device and server applies when it receives it. The bookings stay, with the name and notes \
+      shown as erased; the log's hash chain is unchanged. Run 'eventlog compact' afterwards to drop the \
+      key's bytes from the data file's freed pages. See Docs/Erasure.md.
+      """)
+
+  @Option("customer", "NAME", help: "The customer's name, exactly as the bookings carry it.")
+  var customer: String
+  @Option("reason", "TEXT", help: "Why, for the audit trail (replicated and exported: no personal data).")
+  var reason: String
+
+  func run(_ context: CommandContext) async throws {
+    guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+      throw UsageError("--reason: give the reason for the erasure")
+    }
+    let store = try context.openStore(.write)
+    let repository = try context.plugin(RestaurantBookingCommands.self).bookingRepository(store)
+    do {
+      let customers = try await repository.forget(customerName: customer, reason: reason)
+      let ids = customers.map(\.lowercasedString).joined(separator: ", ")
+      context.console.print(
+        "forgot the customer: \(customers.count) customer ID\(customers.count == 1 ? "" : "s") erased (\(ids))")
+    } catch BookingError.unknownCustomer {
+      throw CommandFailure(
+        "--customer: no booking that can still be read is by that name (see 'eventlog bookings list')")
+    }
+  }
+}
+
 /// `eventlog bookings list`.
 struct BookingsListCommand: CLICommand {
   static let configuration = CommandConfiguration(

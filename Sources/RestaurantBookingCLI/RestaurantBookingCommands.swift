@@ -67,8 +67,11 @@ public struct RestaurantBookingCommands: EventLogPlugin {
         name: "restaurants", abstract: "Sync the restaurant catalog from Supabase and list it.",
         commands: [RestaurantsSyncCommand.self, RestaurantsListCommand.self]),
       CommandGroup(
-        name: "bookings", abstract: "Create, delete and list bookings.",
-        commands: [BookingsCreateCommand.self, BookingsDeleteCommand.self, BookingsListCommand.self]),
+        name: "bookings", abstract: "Create, delete and list bookings; forget a customer.",
+        commands: [
+          BookingsCreateCommand.self, BookingsDeleteCommand.self, BookingsListCommand.self,
+          BookingsForgetCommand.self,
+        ]),
     ]
   }
 
@@ -79,8 +82,9 @@ public struct RestaurantBookingCommands: EventLogPlugin {
   public func replayedState(_ replay: EventStore.ReplayResult) throws -> [ReplayedState] {
     let restaurants = try RestaurantsProjection.table.reader(in: replay)
       .rows(in: RestaurantsProjection.byName, as: Restaurant.init)
+    let keyring = replay.keyring
     let bookings = try BookingsProjection.table.reader(in: replay)
-      .rows(in: BookingsProjection.byDate, as: Booking.init)
+      .rows(in: BookingsProjection.byDate) { Booking($0, keyring: keyring) }
     return [
       ReplayedState(
         name: "restaurants", json: .array(restaurants.map(DomainJSON.restaurant)),

@@ -5,6 +5,9 @@ import RestaurantBooking
 import TestKit
 import Testing
 
+/// The customer (data subject) of this file's bookings.
+private let testCustomerID = UUID(uuidString: "c0570e00-0000-4000-8000-000000000001") ?? UUID()
+
 /// The auditor's `log` and `show`: every filter one option, provenance in every line, fixed
 /// columns, the newest page on a terminal, and damaged records shown in their place.
 @Suite("Audit log on the command line")
@@ -30,7 +33,7 @@ struct AuditLogTests {
     var event = try NewEvent(
       BookingCreated(
         bookingID: id, restaurantID: try #require(UUID(uuidString: pastaID)), restaurantName: "Pasta Palace",
-        date: Date(timeIntervalSince1970: 4_000_000_000), partySize: 3, customerName: "Edsger", notes: nil,
+        date: Date(timeIntervalSince1970: 4_000_000_000), partySize: 3, customerID: testCustomerID, customerName: "Edsger", notes: nil,
         createdAt: Date(timeIntervalSince1970: 1_000_000_000)),
       metadata: EventMetadata(origin: "tablet"))
     event.recordedAt = Date(timeIntervalSince1970: 1_000_000_000)

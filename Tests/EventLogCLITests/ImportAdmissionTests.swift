@@ -4,6 +4,9 @@ import RestaurantBooking
 import TestKit
 import Testing
 
+/// The customer (data subject) of this file's bookings.
+private let testCustomerID = UUID(uuidString: "c0570e00-0000-4000-8000-000000000001") ?? UUID()
+
 /// The domain's structural rules hold for every event that enters the log by `import`, as for
 /// a pulled one: an event that breaks them (or that a projection refuses, or whose payload this
 /// build does not read) is stored and skipped, named on standard error and by `verify`, and the
@@ -287,7 +290,7 @@ struct ImportAdmissionTests {
     var store: EventStore? = try EventStore(path: cli.database, schema: .restaurantBooking)
     let created = BookingCreated(
       bookingID: booking, restaurantID: UUID(uuidString: pastaID) ?? UUID(), restaurantName: "Pasta Palace",
-      date: Date(timeIntervalSince1970: 4_000_000_000), partySize: 2, customerName: "Eve", notes: nil,
+      date: Date(timeIntervalSince1970: 4_000_000_000), partySize: 2, customerID: testCustomerID, customerName: "Eve", notes: nil,
       createdAt: Date(timeIntervalSince1970: 1_800_000_000))
     let outcomes = try await store?.ingest([
       EventStore.IngestedEvent(stream: lower, event: try NewEvent(created)),
@@ -335,7 +338,7 @@ struct ImportAdmissionTests {
     let created = BookingCreated(
       bookingID: id, restaurantID: UUID(), restaurantName: "Gone",
       date: Date(timeIntervalSince1970: 4_000_000_000),
-      partySize: 2, customerName: "Eve", notes: nil, createdAt: Date())
+      partySize: 2, customerID: testCustomerID, customerName: "Eve", notes: nil, createdAt: Date())
     try await store?.append([try NewEvent(created)], to: RestaurantBookingStreams.booking(UUID()))
     store = nil
     let run = try cli("verify", "--json")

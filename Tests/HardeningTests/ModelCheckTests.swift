@@ -298,7 +298,7 @@ struct ModelRun {
     let replayedRestaurants = try RestaurantsProjection.table.reader(in: replay)
       .rows(in: RestaurantsProjection.byName, as: Restaurant.init)
     let replayedBookings = try BookingsProjection.table.reader(in: replay)
-      .rows(in: BookingsProjection.byDate, as: Booking.init)
+      .rows(in: BookingsProjection.byDate) { Booking($0, keyring: replay.keyring) }
     guard replayedRestaurants == expectedRestaurants() else {
       throw ModelMismatch("replayed restaurants differ")
     }

@@ -5,6 +5,9 @@ import Synchronization
 import TestKit
 import Testing
 
+/// The customer (data subject) of this file's bookings.
+private let testCustomerID = UUID(uuidString: "c0570e00-0000-4000-8000-000000000001") ?? UUID()
+
 #if canImport(Glibc)
   import Glibc
   private let sendSignal = Glibc.kill
@@ -461,7 +464,7 @@ struct DomainEvents {
     let event = BookingCreated(
       bookingID: id, restaurantID: restaurant?.id ?? UUID(), restaurantName: restaurant?.name ?? "Walk-in",
       date: Date(timeIntervalSinceReferenceDate: Double(800_000_000 + random.next() % 100_000_000)),
-      partySize: Int(1 + random.next() % 12), customerName: "Guest \(random.next() % 100_000)",
+      partySize: Int(1 + random.next() % 12), customerID: testCustomerID, customerName: "Guest \(random.next() % 100_000)",
       notes: random.next() % 3 == 0 ? "window seat" : nil,
       createdAt: Date(timeIntervalSinceReferenceDate: 780_000_000))
     return EventStore.StreamAppend(

@@ -9,6 +9,9 @@ import Sodium
 import TestKit
 import Testing
 
+/// The customer (data subject) of this file's bookings.
+private let testCustomerID = UUID(uuidString: "c0570e00-0000-4000-8000-000000000001") ?? UUID()
+
 /// Server schema version 5 (issue 29 item 2): heads attested by pushes, the server's own chain,
 /// provenance through the server, the server's head recorded by pulls, positions kept locally,
 /// and `verify --remote` catching what a forger does on either side.
@@ -256,7 +259,7 @@ struct AnchorTests {
     var booking = try NewEvent(
       BookingCreated(
         bookingID: bookingID, restaurantID: restaurant, restaurantName: "Pasta Palace",
-        date: Date(timeIntervalSince1970: 1_900_000_000), partySize: 2, customerName: "Imported", notes: nil,
+        date: Date(timeIntervalSince1970: 1_900_000_000), partySize: 2, customerID: testCustomerID, customerName: "Imported", notes: nil,
         createdAt: Date(timeIntervalSince1970: 1_800_000_000)))
     booking.recordedAt = Date(timeIntervalSince1970: 1_800_000_000)
     let stream = RestaurantBookingStreams.booking(bookingID)

@@ -334,7 +334,7 @@ struct HostileTests {
     let booking = try await phone.book(restaurant, name: "Ada")
     #expect(try await phone.push().pushed == 1)
     var second = try #require(try phone.store.events(from: 1).last).decode(BookingCreated.self)
-    second.customerName = "Mallory"
+    second.customerName = Personal(storedBytes: Array("Mallory".utf8))
     let copy = RecordedEvent(
       sequence: 1, id: UUID(), stream: RestaurantBookingStreams.booking(booking.id), version: 2,
       type: BookingCreated.eventType, schemaVersion: BookingCreated.schemaVersion, recordedAt: Date(),
@@ -372,7 +372,7 @@ struct HostileTests {
     empty.partySize = 0
     empty.bookingID = UUID()
     var second = try created.decode(BookingCreated.self)
-    second.customerName = "Mallory"
+    second.customerName = Personal(storedBytes: Array("Mallory".utf8))
     func outgoing(_ payload: BookingCreated, sequence: UInt64) throws -> OutgoingEvent {
       let event = RecordedEvent(
         sequence: sequence, id: UUID(), stream: RestaurantBookingStreams.booking(payload.bookingID),
@@ -424,7 +424,7 @@ struct HostileTests {
     let original = try #require(try phone.store.events(from: 1).last)
     // The forger holds the same event ID with another customer's name.
     var changed = try original.decode(BookingCreated.self)
-    changed.customerName = "Mallory"
+    changed.customerName = Personal(storedBytes: Array("Mallory".utf8))
     try await forger.addRestaurant(id: restaurant)
     _ = try await forger.store.ingest([
       EventStore.IngestedEvent(

@@ -97,7 +97,7 @@ struct OrderingTests {
     let pulled = try await puller.pull()
     #expect(pulled.pulled == 2 && pulled.cursor == 2)
     #expect(try puller.store.event(at: 1)?.id == event.id)
-    #expect(try await puller.allBookings().map(\.customerName).sorted() == ["Fast", "Slow"])
+    #expect(try await puller.allBookings().compactMap(\.customerName).sorted() == ["Fast", "Slow"])
   }
 }
 

@@ -8,6 +8,9 @@ import RestaurantBooking
 import TestKit
 import Testing
 
+/// The customer (data subject) of this file's bookings.
+private let testCustomerID = UUID(uuidString: "c0570e00-0000-4000-8000-000000000001") ?? UUID()
+
 /// Issue 28's property: every export of anything a pull can store imports again. Whatever a
 /// pull stores (in binary, as JSON, skipped as unreadable, invalid or refused), `export` writes
 /// a file that `import` into an empty environment stores identically (the same records, JSON
@@ -361,7 +364,7 @@ struct PulledShapes {
       bookingID: booking, restaurantID: restaurant, restaurantName: "Pasta Palace",
       date: Date(timeIntervalSinceReferenceDate: Double(random.next() % 1_000_000_000)),
       partySize: Int(random.next() % 30),
-      customerName: ["Ada", "Zoë", "李", "A\u{1}b", "x y"][Int(random.next() % 5)],
+      customerID: testCustomerID, customerName: ["Ada", "Zoë", "李", "A\u{1}b", "x y"][Int(random.next() % 5)],
       notes: random.next() % 2 == 0 ? nil : "by the window \u{1F600}",
       createdAt: Date(timeIntervalSinceReferenceDate: 800_000_000.123_456_7))
     guard let json = try? PayloadJSONEncoder().encode(value), let members = try? JSONNode.parse(json).members
@@ -376,7 +379,7 @@ struct PulledShapes {
     let value = BookingCreated(
       bookingID: booking, restaurantID: restaurant, restaurantName: "Pasta Palace",
       date: Date(timeIntervalSinceReferenceDate: 900_000_000), partySize: 3,
-      customerName: random.next() % 3 == 0 ? "A\u{0}da" : "Ada", notes: nil,
+      customerID: testCustomerID, customerName: random.next() % 3 == 0 ? "A\u{0}da" : "Ada", notes: nil,
       createdAt: Date(timeIntervalSinceReferenceDate: 800_000_000))
     var bytes = (try? BinaryEncoder().encode(value)) ?? []
     switch random.next() % 4 {

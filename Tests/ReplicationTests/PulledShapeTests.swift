@@ -145,7 +145,7 @@ struct PulledShapeTests {
     let (phone, restaurant, json) = try await bookedPhone(ada)
     let created = try #require(try phone.store.events(from: 1).last)
     var nul = try created.decode(BookingCreated.self)
-    nul.customerName = "A\u{0}da"
+    nul.customerName = Personal(storedBytes: Array("A\u{0}da".utf8))
     let asJSON = OutgoingEvent(
       localSequence: 1, id: UUID(), stream: created.stream, type: created.type, schemaVersion: 1,
       payload: Array(

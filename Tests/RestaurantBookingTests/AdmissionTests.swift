@@ -5,6 +5,9 @@ import Testing
 
 @testable import RestaurantBooking
 
+/// The customer (data subject) of this file's bookings.
+private let testCustomerID = UUID(uuidString: "c0570e00-0000-4000-8000-000000000001") ?? UUID()
+
 /// `RestaurantBookingAdmission`: the structural rules of the domain, one by one.
 @Suite("The domain's rules for events from elsewhere")
 struct AdmissionTests {
@@ -26,7 +29,7 @@ struct AdmissionTests {
       BookingCreated(
         bookingID: id, restaurantID: UUID(), restaurantName: restaurant,
         date: Date(timeIntervalSince1970: 4e9),
-        partySize: party, customerName: name, notes: notes, createdAt: Date(timeIntervalSince1970: 1e9)))
+        partySize: party, customerID: testCustomerID, customerName: name, notes: notes, createdAt: Date(timeIntervalSince1970: 1e9)))
   }
 
   @Test func aWellFormedBookingIsAdmittedWhateverItsPartySizeOrDate() throws {
@@ -81,7 +84,7 @@ struct AdmissionTests {
           bookingID: id, restaurantID: UUID(), restaurantName: names.randomElement(using: &random) ?? "",
           date: Date(timeIntervalSince1970: dates.randomElement(using: &random) ?? 0),
           partySize: Int.random(in: -3...99, using: &random),
-          customerName: names.randomElement(using: &random) ?? "",
+          customerID: testCustomerID, customerName: names.randomElement(using: &random) ?? "",
           notes: Bool.random(using: &random) ? nil : names.randomElement(using: &random),
           createdAt: Date(timeIntervalSince1970: 1e9)))
       var payload = event.payload

@@ -5,6 +5,9 @@ import Testing
 
 @testable import RestaurantBooking
 
+/// The customer (data subject) of this file's bookings.
+private let testCustomerID = UUID(uuidString: "c0570e00-0000-4000-8000-000000000001") ?? UUID()
+
 /// New bookings and their events get version-7 (time-ordered) IDs; bookings stored earlier under
 /// version-4 IDs are still listed, found, deleted and replayed.
 @Suite("Booking IDs")
@@ -51,7 +54,7 @@ struct BookingIDTests {
     let oldID = UUID()
     let old = BookingCreated(
       bookingID: oldID, restaurantID: uuid(0), restaurantName: "Restaurant 0", date: future(days: 2),
-      partySize: 3, customerName: "Grace", notes: "old", createdAt: fixedNow)
+      partySize: 3, customerID: testCustomerID, customerName: "Grace", notes: "old", createdAt: fixedNow)
     try await fixture.store.append(
       [try NewEvent(old, id: UUID())], to: RestaurantBookingStreams.booking(oldID), expectedVersion: .noStream
     )
@@ -105,7 +108,7 @@ struct BookingsProjectionUpgradeTests {
       for days in [4.0, 1, 3] {
         let event = BookingCreated(
           bookingID: UUID.version7(), restaurantID: uuid(0), restaurantName: "Restaurant 0",
-          date: future(days: days), partySize: 2, customerName: "Ada", notes: nil, createdAt: fixedNow)
+          date: future(days: days), partySize: 2, customerID: testCustomerID, customerName: "Ada", notes: nil, createdAt: fixedNow)
         created.append(event)
         try await store.append(
           [try NewEvent(event)], to: RestaurantBookingStreams.booking(event.bookingID),

@@ -63,8 +63,9 @@ struct BookingTests {
     }
     let expected = created.sorted { ($0.date, $0.id.uuidString) < ($1.date, $1.id.uuidString) }
     #expect(try await fixture.bookings.getAll() == expected)
-    let replayed = try BookingsProjection.table.reader(in: fixture.store.replay())
-      .rows(in: BookingsProjection.byDate, as: Booking.init)
+    let replay = try fixture.store.replay()
+    let replayed = try BookingsProjection.table.reader(in: replay)
+      .rows(in: BookingsProjection.byDate) { Booking($0, keyring: replay.keyring) }
     #expect(replayed == expected)
     try expectProjectionsMatchReplay(fixture.store)
   }

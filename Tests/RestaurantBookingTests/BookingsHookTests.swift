@@ -5,6 +5,9 @@ import Testing
 
 @testable import RestaurantBooking
 
+/// The customer (data subject) of this file's bookings.
+private let testCustomerID = UUID(uuidString: "c0570e00-0000-4000-8000-000000000001") ?? UUID()
+
 /// The bookings projection's hook (the hand-written fast path on payload bytes) builds the same
 /// tables as its handlers alone (the simple path), live and in replay.
 @Suite("Bookings projection: the hook and the handlers agree")
@@ -43,7 +46,7 @@ struct BookingsHookTests {
         event = BookingCreated(
           bookingID: id, restaurantID: random.uuid(), restaurantName: names[index % names.count],
           date: Date(timeIntervalSince1970: Double(random.next() % 1_000_000_000)),
-          partySize: Int(random.next() % 20) + 1, customerName: names[(index / 2) % names.count],
+          partySize: Int(random.next() % 20) + 1, customerID: testCustomerID, customerName: names[(index / 2) % names.count],
           notes: index % 4 == 0 ? nil : names[(index / 3) % names.count], createdAt: fixedNow)
       } else {
         // A known booking (perhaps deleted already), or one never created.

@@ -5,6 +5,9 @@ import Testing
 
 @testable import RestaurantBooking
 
+/// The customer (data subject) of this file's bookings.
+private let testCustomerID = UUID(uuidString: "c0570e00-0000-4000-8000-000000000001") ?? UUID()
+
 @Suite("Payload fast paths")
 struct FastPathTests {
   /// Decodes `bytes` through `init(binary:)`, as `RecordedEvent.decode` does.
@@ -40,7 +43,7 @@ struct FastPathTests {
     try Self.check(
       BookingCreated(
         bookingID: UUID(), restaurantID: UUID(), restaurantName: text(), date: date,
-        partySize: Int.random(in: Int.min...Int.max, using: &random), customerName: text(),
+        partySize: Int.random(in: Int.min...Int.max, using: &random), customerID: testCustomerID, customerName: text(),
         notes: seed % 2 == 0 ? nil : text(), createdAt: date.addingTimeInterval(0.123)))
     try Self.check(BookingDeleted(bookingID: UUID()))
     try Self.check(RestaurantAdded(restaurantID: UUID(), name: text(), cuisine: text()))

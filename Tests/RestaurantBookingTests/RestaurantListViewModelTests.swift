@@ -153,6 +153,19 @@ actor InMemoryBookingRepository: BookingRepository {
 
   func booking(id: UUID) async throws -> Booking? { stored[id] }
 
+  /// Erases the name and notes of the customer's bookings, as the real repository shows them.
+  func forget(customerName: String, reason: String) async throws -> [UUID] {
+    let theirs = stored.values.filter { $0.customerName == customerName }
+    guard !theirs.isEmpty else { throw BookingError.unknownCustomer(customerName) }
+    for var booking in theirs {
+      booking.customerName = nil
+      booking.erasedFields = booking.notes == nil ? ["customerName"] : ["customerName", "notes"]
+      booking.notes = nil
+      stored[booking.id] = booking
+    }
+    return Array(Set(theirs.compactMap(\.customerID)))
+  }
+
   /// The stored list, once.
   nonisolated func observeAll() -> AsyncThrowingStream<[Booking], any Error> {
     AsyncThrowingStream { continuation in

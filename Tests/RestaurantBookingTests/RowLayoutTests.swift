@@ -4,6 +4,9 @@ import Testing
 
 @testable import RestaurantBooking
 
+/// The customer (data subject) of this file's bookings.
+private let testCustomerID = UUID(uuidString: "c0570e00-0000-4000-8000-000000000001") ?? UUID()
+
 /// The projection rows are stored in LMDB: their bytes are a contract (a change needs a new
 /// projection version), so they are checked byte for byte against the documented layout.
 @Suite("Projection row layout")
@@ -15,7 +18,7 @@ struct RowLayoutTests {
       let row = BookingRow(
         BookingCreated(
           bookingID: Self.id1, restaurantID: Self.id2, restaurantName: longName,
-          date: Date(timeIntervalSince1970: 1_900_000_000.5), partySize: 4, customerName: "Ada",
+          date: Date(timeIntervalSince1970: 1_900_000_000.5), partySize: 4, customerID: testCustomerID, customerName: "Ada",
           notes: notes, createdAt: Date(timeIntervalSince1970: -1.25)))
       var expected: [UInt8] = [1]
       expected += Self.bytes(of: Self.id1.uuid) + Self.bytes(of: Self.id2.uuid)
@@ -65,7 +68,7 @@ struct RowLayoutTests {
       BookingCreated(
         bookingID: Self.id1, restaurantID: Self.id2, restaurantName: "Pasta",
         date: Date(timeIntervalSince1970: 0),
-        partySize: 2, customerName: "Ada", notes: nil, createdAt: Date(timeIntervalSince1970: 0)))
+        partySize: 2, customerID: testCustomerID, customerName: "Ada", notes: nil, createdAt: Date(timeIntervalSince1970: 0)))
     #expect(throws: RowError.unreadable(row: "booking", reason: "truncated at byte 17")) {
       _ = try BookingRow(Array(booking.bytes.prefix(20)))
     }
@@ -119,7 +122,7 @@ struct RowLayoutTests {
           let created = BookingCreated(
             bookingID: UUID(), restaurantID: UUID(), restaurantName: restaurantName,
             date: Date(timeIntervalSince1970: 1_900_000_000 + Double(index) * 0.1), partySize: index - 40,
-            customerName: customerName, notes: notes,
+            customerID: testCustomerID, customerName: customerName, notes: notes,
             createdAt: Date(timeIntervalSinceReferenceDate: -Double(index)))
           let payload = try BinaryEncoder().encode(created)
           let transcoded = try payload.withUnsafeBytes { try BookingRow.transcoding($0) }
@@ -136,7 +139,7 @@ struct RowLayoutTests {
     let created = BookingCreated(
       bookingID: Self.id1, restaurantID: Self.id2, restaurantName: "Pasta",
       date: Date(timeIntervalSince1970: 0),
-      partySize: 2, customerName: "Ada", notes: "x", createdAt: Date(timeIntervalSince1970: 1))
+      partySize: 2, customerID: testCustomerID, customerName: "Ada", notes: "x", createdAt: Date(timeIntervalSince1970: 1))
     let payload = try BinaryEncoder().encode(created)
     var damaged: [[UInt8]] = (0..<payload.count).map { Array(payload.prefix($0)) }  // every truncation
     damaged.append(payload + [0])  // a trailing byte

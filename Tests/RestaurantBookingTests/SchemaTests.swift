@@ -5,6 +5,9 @@ import Testing
 
 @testable import RestaurantBooking
 
+/// The customer (data subject) of this file's bookings.
+private let testCustomerID = UUID(uuidString: "c0570e00-0000-4000-8000-000000000001") ?? UUID()
+
 @Suite("Schema registration")
 struct SchemaTests {
   @Test("every event of a session renders as JSON and parses back to the same payload")
@@ -62,7 +65,7 @@ struct SchemaTests {
     let created = try NewEvent(
       BookingCreated(
         bookingID: id, restaurantID: UUID(), restaurantName: "Pasta", date: Date(timeIntervalSince1970: 4e9),
-        partySize: 2, customerName: "Ada", notes: nil, createdAt: Date(timeIntervalSince1970: 1e9)))
+        partySize: 2, customerID: testCustomerID, customerName: "Ada", notes: nil, createdAt: Date(timeIntervalSince1970: 1e9)))
     // The booking rules: a booking on its own stream is admitted, on a note's stream it is not.
     #expect(
       admission.verdict(for: Notes.recorded(created, stream: RestaurantBookingStreams.booking(id)))

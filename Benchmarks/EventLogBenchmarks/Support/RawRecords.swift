@@ -126,7 +126,7 @@ enum RawRecords {
     writer.write(booking.restaurantName)
     writer.write(booking.date)
     writer.write(Int64(booking.partySize))
-    writer.write(booking.customerName)
+    writer.write(booking.customerName ?? "")
     writer.write(booking.notes)
     writer.write(booking.createdAt)
   }

@@ -78,7 +78,7 @@ struct ReadModelFingerprint {
     hash.add(booking.restaurantName)
     add(booking.date)
     hash.add(UInt64(bitPattern: Int64(booking.partySize)))
-    hash.add(booking.customerName)
+    hash.add(booking.customerName ?? "")
     if let notes = booking.notes {
       hash.add(UInt64(1))
       hash.add(notes)

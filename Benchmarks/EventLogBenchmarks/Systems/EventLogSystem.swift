@@ -28,6 +28,18 @@ struct EventLogSystem: BenchmarkSystem {
     return (replicator, transport)
   }
 
+  /// The customer ID of a fixture's customer name: the same name, the same customer (as the
+  /// repository finds one), without a lookup (two FNV-1a hashes of the name).
+  static func customerID(of name: String) -> UUID {
+    func fnv(_ seed: UInt64) -> UInt64 {
+      var hash = seed
+      for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+      return hash
+    }
+    let (high, low) = (fnv(0xcbf2_9ce4_8422_2325).bigEndian, fnv(0x8422_2325_cbf2_9ce4).bigEndian)
+    return withUnsafeBytes(of: (high, low)) { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
+  }
+
   /// The domain event of a fixture record, encoded by the library, and its stream.
   static func append(for record: MixedEventRecord) throws -> EventStore.StreamAppend {
     let metadata = EventMetadata(origin: "bench")
@@ -39,7 +51,8 @@ struct EventLogSystem: BenchmarkSystem {
       event = try NewEvent(
         BookingCreated(
           bookingID: b.id, restaurantID: b.restaurantID, restaurantName: b.restaurantName, date: b.date,
-          partySize: b.partySize, customerName: b.customerName, notes: b.notes, createdAt: b.createdAt),
+          partySize: b.partySize, customerID: customerID(of: b.customerName ?? ""),
+          customerName: b.customerName ?? "", notes: b.notes, createdAt: b.createdAt),
         id: record.eventID, metadata: metadata)
     case .bookingDeleted(let id):
       stream = RestaurantBookingStreams.booking(id)
@@ -101,18 +114,18 @@ struct EventLogSystem: BenchmarkSystem {
   /// The outcome line of a replay (``ReadModelFingerprint``): the listings in name and date
   /// order, and the replay's by-ID tables.
   static func outcome(
-    of replay: EventStore.ReplayResult, restaurants: [Restaurant], bookings: [Booking]
+    of replay: EventStore.ReplayResult, keyring: SubjectKeyring, restaurants: [Restaurant], bookings: [Booking]
   ) throws -> String {
     try outcome(
       restaurants: RestaurantsProjection.table.reader(in: replay),
-      bookings: BookingsProjection.table.reader(in: replay), listed: (restaurants, bookings))
+      bookings: BookingsProjection.table.reader(in: replay), keyring: keyring, listed: (restaurants, bookings))
   }
 
   /// The outcome line (``ReadModelFingerprint``) of the read models behind two table readers, a
   /// live snapshot's or a replay's: the listings in name and date order (`listed`, when the run
   /// already read them; else read here), then every row by ID.
   static func outcome(
-    restaurants: TableReader<RestaurantRow>, bookings: TableReader<BookingRow>,
+    restaurants: TableReader<RestaurantRow>, bookings: TableReader<BookingRow>, keyring: SubjectKeyring,
     listed: (restaurants: [Restaurant], bookings: [Booking])? = nil
   ) throws -> String {
     try ReadModelFingerprint.outcome(
@@ -120,9 +133,10 @@ struct EventLogSystem: BenchmarkSystem {
         ?? restaurants.rows(in: RestaurantsProjection.byName, as: Restaurant.init),
       restaurantCount: restaurants.count(),
       restaurant: { try restaurants.row(forKey: .uuid($0)).map(Restaurant.init) },
-      bookingsByDate: listed?.bookings ?? bookings.rows(in: BookingsProjection.byDate, as: Booking.init),
+      bookingsByDate: listed?.bookings
+        ?? bookings.rows(in: BookingsProjection.byDate) { Booking($0, keyring: keyring) },
       bookingCount: bookings.count(),
-      booking: { try bookings.row(forKey: .uuid($0)).map(Booking.init) })
+      booking: { try bookings.row(forKey: .uuid($0)).map { Booking($0, keyring: keyring) } })
   }
 
   func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws {
@@ -201,15 +215,18 @@ struct EventLogSystem: BenchmarkSystem {
       return PreparedRun(operations: size) {
         // The replay, then the two orders as the repositories list them (`eventlog replay --json`).
         let replay = try store.replay()
+        let keyring = replay.keyring
         box.restaurants = try RestaurantsProjection.table.reader(in: replay)
           .rows(in: RestaurantsProjection.byName, as: Restaurant.init)
         box.bookings = try BookingsProjection.table.reader(in: replay)
-          .rows(in: BookingsProjection.byDate, as: Booking.init)
+          .rows(in: BookingsProjection.byDate) { Booking($0, keyring: keyring) }
+        box.keyring = keyring
         box.result = replay
       } finish: {
         guard let replay = box.result else { return "no replay" }
         defer { box.clear() }
-        return try Self.outcome(of: replay, restaurants: box.restaurants, bookings: box.bookings)
+        return try Self.outcome(
+          of: replay, keyring: box.keyring, restaurants: box.restaurants, bookings: box.bookings)
       }
     case .syncDiff:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .eventlog) }
@@ -296,9 +313,11 @@ final class ReplayOutcome {
   var result: EventStore.ReplayResult?
   var restaurants: [Restaurant] = []
   var bookings: [Booking] = []
+  var keyring = SubjectKeyring()
 
   func clear() {
     result = nil
+    keyring = SubjectKeyring()
     restaurants = []
     bookings = []
   }

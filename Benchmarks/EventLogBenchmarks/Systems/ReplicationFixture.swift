@@ -205,7 +205,7 @@ enum ReplicationFixture {
     let models = try store.read { view in
       try EventLogSystem.outcome(
         restaurants: RestaurantsProjection.table.reader(in: view),
-        bookings: BookingsProjection.table.reader(in: view))
+        bookings: BookingsProjection.table.reader(in: view), keyring: try view.keyring())
     }
     let cursor = try replica.pullCursor()
     return "events=\(count) cursor=\(cursor.position) "

@@ -132,7 +132,7 @@ final class SQLiteLog {
       try insertBooking.bind(3, b.restaurantName)
       try insertBooking.bind(4, b.date.timeIntervalSince1970)
       try insertBooking.bind(5, Int64(b.partySize))
-      try insertBooking.bind(6, b.customerName)
+      try insertBooking.bind(6, b.customerName ?? "")
       try insertBooking.bind(7, b.notes)
       try insertBooking.bind(8, b.createdAt.timeIntervalSince1970)
       try insertBooking.run()

@@ -68,10 +68,17 @@ public struct AppSchema: Sendable {
     self.name = name
     self.eventTypes = registry
     self.projections = projections
-    self.replicatedStreams = replicatedStreams
+    // An app that shares its streams shares its erasures: they must reach every copy.
+    self.replicatedStreams =
+      replicatedStreams.isEmpty
+      ? replicatedStreams : replicatedStreams.union(AppSchema.StreamSelection(prefixes: [SubjectErased.streamPrefix]))
     self.streamNames = streamNames
     self.modules = [name]
-    self.rules = Dictionary(registry.typeNames.map { ($0, judge) }, uniquingKeysWith: { first, _ in first })
+    // The layer's own event types follow the layer's rules, whatever the app's admission.
+    let layerJudge = RegistryAdmission(registry: EventTypeRegistry())
+    self.rules = Dictionary(
+      registry.typeNames.map { ($0, $0 == SubjectErased.eventType ? layerJudge : judge) },
+      uniquingKeysWith: { first, _ in first })
     self.unknownTypes = nil
   }
 
@@ -88,7 +95,7 @@ public struct AppSchema: Sendable {
     var rules: [String: any EventAdmission] = [:]
     var owners: [String: String] = [:]
     for schema in schemas {
-      for type in schema.eventTypes.typeNames {
+      for type in schema.eventTypes.typeNames where type != SubjectErased.eventType {
         if let owner = owners[type] {
           preconditionFailure(
             "the schemas '\(owner)' and '\(schema.name)' both register the event type '\(type)'")

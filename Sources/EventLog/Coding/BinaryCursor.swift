@@ -182,6 +182,11 @@ struct BinaryCursor {
     return utf8
   }
 
+  /// Reads a varint byte count and returns where the bytes are (not copied).
+  mutating func readByteArrayRange() throws(BinaryReadFailure) -> Range<Int> {
+    try readLengthPrefixed("Data")
+  }
+
   mutating func readByteArray() throws(BinaryReadFailure) -> [UInt8] {
     let range = try readLengthPrefixed("[UInt8]")
     return [UInt8](UnsafeRawBufferPointer(rebasing: buffer[range]))

@@ -22,6 +22,12 @@ final class BinaryEncodingState: Encoder {
   /// The first error raised by a non-throwing container operation; thrown when the top-level call ends.
   var deferredError: (any Error)?
 
+  /// The event whose payload this is, when personal values may be encoded (``NewEvent``): each
+  /// one met is noted in ``pendingSeals``. `nil` refuses them.
+  var sealingEventID: UUID?
+  /// The personal values encoded, to be sealed by the append.
+  var pendingSeals: [PendingSeal] = []
+
   /// Always empty: the binary format has no options.
   var userInfo: [CodingUserInfoKey: Any] { [:] }
 
@@ -172,6 +178,16 @@ final class BinaryEncodingState: Encoder {
   func writeLengthPrefixed(_ raw: UnsafeRawBufferPointer) {
     writeUnsigned(UInt64(raw.count))
     output.pointee.append(contentsOf: raw)
+  }
+
+  /// Appends bytes as they are (no length).
+  func writeRaw(_ raw: UnsafeRawBufferPointer) {
+    output.pointee.append(contentsOf: raw)
+  }
+
+  /// Appends `count` zero bytes (the place of a value sealed later, ``PendingSeal``).
+  func writeZeros(_ count: Int) {
+    output.pointee.append(contentsOf: repeatElement(0, count: count))
   }
 
   func writeUUID(_ uuid: UUID) {

@@ -16,9 +16,14 @@ package struct LayoutEvolution: Sendable {
   package private(set) var unknownFields: [String] = []
   /// Optional fields of the type that the recorded layout lacks: they read as `nil`.
   package private(set) var addedFields: [String] = []
+  /// Fields recorded as `String` that the type reads as `Data` (a field that became
+  /// ``Personal``): the same bytes, read as the value stored in clear.
+  package private(set) var sealedFields: [String] = []
 
   /// Whether the two describe the same bytes (unknown kinds aside).
-  package var isSame: Bool { incompatibleField == nil && unknownFields.isEmpty && addedFields.isEmpty }
+  package var isSame: Bool {
+    incompatibleField == nil && unknownFields.isEmpty && addedFields.isEmpty && sealedFields.isEmpty
+  }
 
   /// Compares the `recorded` layout with `current`, this build's.
   package init(from recorded: PayloadLayout, to current: PayloadLayout) {
@@ -42,6 +47,9 @@ package struct LayoutEvolution: Sendable {
       return
     case (.optional(let a), .optional(let b)), (.array(let a), .array(let b)):
       compare(a, b, path: path)
+    case (.string, .data):
+      // A varint length and the bytes, both: text stored in clear reads as a personal value's.
+      sealedFields.append(path)
     case (.structure(let oldFields), .structure(let newFields)):
       for field in newFields {
         let fieldPath = Self.join(path, field.name)
@@ -136,6 +144,10 @@ extension PayloadLayout.Kind {
       }
     case (_, .unknown), (.unknown, _):
       // The recorded kind says how long the value is; it has nothing to rewrite.
+      let start = cursor.offset
+      try old.skip(&cursor)
+      output.append(contentsOf: cursor.buffer[start..<cursor.offset])
+    case (.string, .data):
       let start = cursor.offset
       try old.skip(&cursor)
       output.append(contentsOf: cursor.buffer[start..<cursor.offset])

@@ -20,6 +20,10 @@ extension PayloadLayout {
   }
 }
 
+/// The encoder that learns a payload's layout (``PayloadLayout/init(observing:)``): values that
+/// encode only when sealed (``Personal``) encode their kind for it.
+protocol PayloadLayoutObserving {}
+
 /// The kind of a type known from the type alone, or `nil` when it takes a value to know it.
 private func staticKind(of type: Any.Type) -> PayloadLayout.Kind? {
   switch ObjectIdentifier(type) {
@@ -83,7 +87,7 @@ extension Set: LayoutSequence where Element: Encodable {
 
 /// The `Encoder` behind ``PayloadLayout/init(observing:)``: one per value, noting that value's
 /// kind; keyed containers collect fields, unkeyed ones merge their elements' kinds.
-private final class LayoutObserver: Encoder {
+private final class LayoutObserver: Encoder, PayloadLayoutObserving {
   let codingPath: [any CodingKey]
   var userInfo: [CodingUserInfoKey: Any] { [:] }
   var kind: PayloadLayout.Kind = .unknown

@@ -29,6 +29,8 @@ public struct EventTypeRegistry: Sendable {
 
   /// Creates a registry of `types`.
   public init(_ types: [any EventPayload.Type] = []) {
+    // The layer's own event types: every store applies an erasure, whatever its app.
+    register(SubjectErased.self)
     for type in types { register(type) }
   }
 

@@ -21,6 +21,13 @@ public struct NewEvent: Sendable, Hashable {
   /// append records in the environment when the environment has none that describes the payload.
   /// Not part of the event's identity (`==`, `hash(into:)`).
   package var layout: KnownLayout?
+  /// The data subjects whose ``Personal`` values the payload holds sealed, ascending (by their
+  /// bytes) and distinct: stored in the record, so that the log knows whose data each event
+  /// holds without opening it (``EventStore/subjects()``).
+  public var subjects: [UUID] = []
+  /// The payload's personal values not sealed yet: the append seals them with their subjects'
+  /// keys. Empty for an event read or received from elsewhere (sealed already).
+  package var pendingSeals: [PendingSeal] = []
 
   /// Encodes `payload` as a new event.
   /// - Parameters:
@@ -36,8 +43,12 @@ public struct NewEvent: Sendable, Hashable {
     self.id = id
     self.type = E.eventType
     self.schemaVersion = E.schemaVersion
-    let bytes = try BinaryEncoder().encode(payload)
+    let (bytes, seals) = try BinaryEncoder().encodeForSealing(payload, eventID: id)
     self.payload = bytes
+    if !seals.isEmpty {
+      pendingSeals = seals
+      subjects = Self.ordered(seals.map { $0.subject })
+    }
     self.metadata = metadata
     self.recordedAt = nil
     self.layout = TypeLayouts.shared.layout(of: payload, encoded: bytes)
@@ -53,11 +64,14 @@ public struct NewEvent: Sendable, Hashable {
   ///   - payloadEncoding: how `payload` is encoded.
   ///   - metadata: correlation, causation and origin.
   ///   - recordedAt: the time to record; `nil` records the time of the append.
+  ///   - subjects: the data subjects whose sealed values the payload holds (sorted and made
+  ///     distinct here).
   public init(
     id: UUID, type: String, schemaVersion: UInt16, payload: [UInt8],
     payloadEncoding: PayloadEncoding = .binary,
-    metadata: EventMetadata, recordedAt: Date? = nil
+    metadata: EventMetadata, recordedAt: Date? = nil, subjects: [UUID] = []
   ) {
+    self.subjects = Self.ordered(subjects)
     self.id = id
     self.type = type
     self.schemaVersion = schemaVersion
@@ -71,7 +85,16 @@ public struct NewEvent: Sendable, Hashable {
   public static func == (lhs: NewEvent, rhs: NewEvent) -> Bool {
     lhs.id == rhs.id && lhs.type == rhs.type && lhs.schemaVersion == rhs.schemaVersion
       && lhs.payload == rhs.payload && lhs.payloadEncoding == rhs.payloadEncoding
-      && lhs.metadata == rhs.metadata && lhs.recordedAt == rhs.recordedAt
+      && lhs.metadata == rhs.metadata && lhs.recordedAt == rhs.recordedAt && lhs.subjects == rhs.subjects
+  }
+
+  /// `subjects` ascending by their bytes, without repeats (as a record lists them).
+  package static func ordered(_ subjects: [UUID]) -> [UUID] {
+    var ordered: [UUID] = []
+    for subject in subjects.sorted(by: { $0.byteOrder < $1.byteOrder }) where ordered.last != subject {
+      ordered.append(subject)
+    }
+    return ordered
   }
 
   /// Hashes what `==` compares.
@@ -83,6 +106,7 @@ public struct NewEvent: Sendable, Hashable {
     hasher.combine(payloadEncoding)
     hasher.combine(metadata)
     hasher.combine(recordedAt)
+    hasher.combine(subjects)
   }
 }
 

@@ -34,6 +34,9 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
   /// The record's value in the log's hash chain; `nil` for a record stored before environment
   /// format 5 (read-only, before its upgrade).
   public var chain: ChainValue?
+  /// The data subjects whose ``Personal`` values the payload holds sealed (ascending by their
+  /// bytes); empty for an event that holds none.
+  public var subjects: [UUID] = []
 
   /// Where an event was first recorded: a device and that device's sequence number.
   public struct Provenance: Sendable, Hashable {
@@ -82,8 +85,9 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
   package init(
     sequence: UInt64, id: UUID, stream: StreamID, version: UInt64, type: String, schemaVersion: UInt16,
     recordedAt: Date, metadata: EventMetadata, payload: [UInt8], payloadEncoding: PayloadEncoding,
-    provenance: Provenance?, chain: ChainValue?
+    provenance: Provenance?, chain: ChainValue?, subjects: [UUID] = []
   ) {
+    self.subjects = subjects
     self.sequence = sequence
     self.id = id
     self.stream = stream

@@ -40,6 +40,9 @@ extension EventStore {
     /// The log the targets read events back from: the environment, or the transaction of an
     /// ``advance(through:in:schema:)``.
     let log: LogReader
+    /// The subjects' keys and erasures as they were when the replay ended: to open the personal
+    /// values of its rows with.
+    public internal(set) var keyring = SubjectKeyring()
 
     init(
       throughSequence: UInt64, eventCount: Int, duration: Duration, targets: [ProjectionEngine.Target],
@@ -167,9 +170,11 @@ extension EventStore {
     guard folded == last else {
       throw EventStoreError.corruptedRecord(sequence: folded + 1, reason: "the event is missing")
     }
-    return ReplayResult(
+    let result = ReplayResult(
       throughSequence: last, eventCount: Int(last), duration: clock.now - start, targets: targets,
       tables: tables, log: log)
+    result.keyring = try keyring()
+    return result
   }
 
   /// The first entry where `replay` and the live projections differ, or `nil` when they are equal.

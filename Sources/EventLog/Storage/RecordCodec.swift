@@ -86,6 +86,12 @@ package enum RecordCodec {
     if event.metadata.origin.utf8.count > maximumOriginLength {
       return "its origin must be at most \(maximumOriginLength) UTF-8 bytes"
     }
+    if event.subjects.count > maximumSubjects {
+      return "it names \(event.subjects.count) data subjects; a record holds at most \(maximumSubjects)"
+    }
+    if zip(event.subjects, event.subjects.dropFirst()).contains(where: { !($0.byteOrder < $1.byteOrder) }) {
+      return "its data subjects are not ascending and distinct"
+    }
     if event.payload.count > maximumPayloadLength {
       return "its payload of \(event.payload.count) bytes exceeds \(maximumPayloadLength) bytes"
     }
@@ -297,7 +303,9 @@ package enum RecordCodec {
       causation = UUID(uuid: buffer.loadUnaligned(fromByteOffset: offset, as: uuid_t.self))
       offset += 16
     }
+    var subjects: [UUID] = []
     if subjectCount > 0 {
+      subjects.reserveCapacity(subjectCount)
       var last: UUID?
       for _ in 0..<subjectCount {
         let subject = UUID(uuid: buffer.loadUnaligned(fromByteOffset: offset, as: uuid_t.self))
@@ -305,6 +313,7 @@ package enum RecordCodec {
           throw damaged("its data subjects are not ascending and distinct")
         }
         last = subject
+        subjects.append(subject)
         offset += 16
       }
     }
@@ -330,7 +339,7 @@ package enum RecordCodec {
       schemaVersion: schemaVersion, recordedAt: date(microseconds: micros),
       metadata: EventMetadata(correlationID: correlation, causationID: causation, origin: origin),
       payload: payload, payloadEncoding: flags & 4 == 0 ? .binary : .json, provenance: provenance,
-      chain: chain)
+      chain: chain, subjects: subjects)
   }
 
   /// The data subjects a format-2 record lists (none for format 1), read without verifying the

@@ -47,6 +47,9 @@ struct Schema: Sendable {
   /// `type_counts` (format 5): a type name (UTF-8) → how many events of the type the log holds
   /// (UInt64 little-endian). `nil` as ``skipped``.
   let typeCounts: Database?
+  /// `subject_keys` and `erased_subjects`: the data subjects' keys and erasure fences
+  /// (``SubjectKeyDatabase``). `nil` as ``skipped`` (then no key is held and none erased).
+  let subjectKeys: SubjectKeyDatabase?
 
   /// The `meta` key of the environment's device ID (16 UUID bytes).
   static let deviceKey = Array("device".utf8)
@@ -70,6 +73,13 @@ struct Schema: Sendable {
       try environment.openDatabase("by_device", flags: [.create, .duplicateSort, .duplicateFixed])
     }
     typeCounts = try Self.optional { try environment.openDatabase("type_counts") }
+    if let keys = try Self.optional({ try environment.openDatabase("subject_keys") }),
+      let erased = try Self.optional({ try environment.openDatabase("erased_subjects") })
+    {
+      subjectKeys = SubjectKeyDatabase(keys: keys, erased: erased)
+    } else {
+      subjectKeys = nil
+    }
   }
 
   /// The key an event has in ``byDevice``: its origin device, or sixteen zero bytes when its

@@ -63,6 +63,12 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
   /// build added them): it opens read-only, and reads around them, but refuses to write.
   /// `types` names each type and its unknown fields.
   case newerLayouts(path: String, types: [String])
+  /// The data subject was erased (``EventStore/erase(subject:reason:)``, here or on a device this
+  /// one replicates with): an event holding its personal values is refused, and its key is never
+  /// stored again. `event` is the new event that was refused.
+  case subjectErased(subject: UUID, event: UUID)
+  /// No event names the data subject, and it has no key here: nothing to erase.
+  case unknownSubject(UUID)
   /// The store was closed.
   case closed
   /// The storage engine failed: ``StorageFailure/kind`` says how.
@@ -110,6 +116,11 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
     case .newerLayouts(let path, let types):
       "\(path) holds \(types.joined(separator: ", ")), written by a newer build; this build reads it but "
         + "does not write it (open it read-only)"
+    case .subjectErased(let subject, let event):
+      "event \(event.lowercasedString) holds personal data of subject \(subject.lowercasedString), which was "
+        + "erased: its data is never recorded again"
+    case .unknownSubject(let subject):
+      "no event holds personal data of subject \(subject.lowercasedString) and no key for it is held here"
     case .closed:
       "the event store is closed"
     case .storage(let error):
@@ -164,6 +175,8 @@ extension EventStoreError {
       a == w && b == x && c == y && d == z
     case (.newerLayouts(let a, let b), .newerLayouts(let x, let y)): a == x && b == y
     case (.storage(let a), .storage(let x)): a == x
+    case (.subjectErased(let a, let b), .subjectErased(let x, let y)): a == x && b == y
+    case (.unknownSubject(let a), .unknownSubject(let x)): a == x
     default: false
     }
   }

@@ -18,7 +18,7 @@ struct WriteBatch {
   /// head before this batch appends.
   private var foreignFollowing: [(name: [UInt8], version: UInt32)] = []
   /// The wall clock when the batch began, in microseconds since 1970.
-  private let wallClock: Int64
+  let wallClock: Int64
   /// The hybrid logical clock: the largest recorded-at the log has seen, in microseconds. An
   /// appended event is recorded at `max(wallClock, clock + 1)`; an ingested one keeps its time;
   /// either raises the clock to its time.
@@ -247,6 +247,13 @@ struct WriteBatch {
       versions[append.stream] = current + UInt64(append.events.count)
     }
 
+    // The erasure fence: an erased subject's data is never recorded again.
+    for append in appends {
+      for event in append.events where !event.pendingSeals.isEmpty {
+        try checkSubjectsNotErased(event)
+      }
+    }
+
     // 4. Write events, stream index, ID index, projections.
     if !foreignFollowing.isEmpty { try pinForeignCheckpoints() }
     var positions: [EventStore.AppendResult.Position] = []
@@ -258,7 +265,9 @@ struct WriteBatch {
       var version = startVersion
       for event in append.events {
         version += 1
-        let recorded = try write(event, to: append.stream, streamKey: streamKey, version: version)
+        let recorded = try write(
+          event.pendingSeals.isEmpty ? event : try sealed(event), to: append.stream, streamKey: streamKey,
+          version: version)
         idEntries.append((event.id, recorded.sequence))
         positions.append(
           EventStore.AppendResult.Position(
@@ -298,7 +307,7 @@ struct WriteBatch {
       }
     let fields = RecordCodec.Fields(
       sequence: sequence, version: version, recordedAtMicroseconds: micros, event: event, stream: stream,
-      provenance: origin, previousChain: headChain)
+      provenance: origin, subjects: event.subjects, previousChain: headChain)
     var chain = headChain
     try withUnsafeBytes(of: sequence) { key in
       try txn.put(
@@ -316,12 +325,13 @@ struct WriteBatch {
       sequence: sequence, microseconds: micros, lastInTime: lastInTime,
       device: Schema.deviceIndexKey(of: origin, own: store.deviceID), in: txn, schema: schema)
     typeCountDeltas[event.type, default: 0] += 1
+    if event.type == SubjectErased.eventType { try applyErasure(event, atMicroseconds: micros) }
     try layouts.record(event, at: sequence, cache: store.layoutCache, database: schema.layouts, in: txn)
     return RecordedEvent(
       sequence: sequence, id: event.id, stream: stream, version: version, type: event.type,
       schemaVersion: event.schemaVersion, recordedAt: RecordCodec.date(microseconds: micros),
       metadata: event.metadata, payload: event.payload, payloadEncoding: event.payloadEncoding,
-      provenance: origin, chain: chain)
+      provenance: origin, chain: chain, subjects: event.subjects)
   }
 
   /// Adds an event's entries to the time and device indexes (``Schema/byTime``,

@@ -2,6 +2,10 @@ import EventLog
 import Foundation
 
 /// A booking was made. Stream: `booking-<bookingID>` (its first event).
+///
+/// The customer's name and notes are personal data of the customer (``customerID``, the data
+/// subject): sealed under the customer's key when the event is appended, erased with it
+/// (`eventlog bookings forget`).
 public struct BookingCreated: EventPayload, Hashable {
   /// The stored type name, `BookingCreated`.
   public static let eventType = "BookingCreated"
@@ -15,17 +19,33 @@ public struct BookingCreated: EventPayload, Hashable {
   public var date: Date
   /// How many guests.
   public var partySize: Int
-  /// Who booked.
-  public var customerName: String
-  /// Free text; `nil` when there is none.
-  public var notes: String?
+  /// Who booked: personal data of the customer.
+  public var customerName: Personal<String>
+  /// Free text, personal data of the customer; `nil` when there is none.
+  public var notes: Personal<String>?
   /// When the booking was made.
   public var createdAt: Date
 
-  /// Creates the event.
+  /// The customer (the data subject of ``customerName`` and ``notes``); `nil` for a booking
+  /// stored in clear before personal data was sealed.
+  public var customerID: UUID? { customerName.subject }
+
+  /// Creates the event of a booking by the customer `customerID`, whose name and notes are
+  /// sealed under the customer's key when it is appended.
   public init(
     bookingID: UUID, restaurantID: UUID, restaurantName: String, date: Date, partySize: Int,
-    customerName: String, notes: String?, createdAt: Date
+    customerID: UUID, customerName: String, notes: String?, createdAt: Date
+  ) {
+    self.init(
+      bookingID: bookingID, restaurantID: restaurantID, restaurantName: restaurantName, date: date,
+      partySize: partySize, customerName: Personal(customerName, subject: customerID),
+      notes: notes.map { Personal($0, subject: customerID) }, createdAt: createdAt)
+  }
+
+  /// Creates the event with its personal values as they are (read from the log).
+  public init(
+    bookingID: UUID, restaurantID: UUID, restaurantName: String, date: Date, partySize: Int,
+    customerName: Personal<String>, notes: Personal<String>?, createdAt: Date
   ) {
     self.bookingID = bookingID
     self.restaurantID = restaurantID
@@ -44,7 +64,7 @@ extension BookingCreated {
   public init(binary reader: inout BinaryReader) throws {
     self.init(
       bookingID: try reader.uuid(), restaurantID: try reader.uuid(), restaurantName: try reader.string(),
-      date: try reader.date(), partySize: try reader.int(), customerName: try reader.string(),
-      notes: try reader.optional { try $0.string() }, createdAt: try reader.date())
+      date: try reader.date(), partySize: try reader.int(), customerName: try reader.personal(),
+      notes: try reader.optional { try $0.personal() }, createdAt: try reader.date())
   }
 }

@@ -15,18 +15,31 @@ public struct Booking: Identifiable, Hashable, Sendable {
   public var date: Date
   /// How many guests; within ``BookingRules/partySizes``.
   public var partySize: Int
-  /// Who booked; never empty.
-  public var customerName: String
-  /// Free text from the customer; `nil` when there is none.
+  /// The customer: whose personal data the name and notes are (the data subject). `nil` for a
+  /// booking stored before personal data was sealed.
+  public var customerID: UUID?
+  /// Who booked; never empty when known. `nil` when the customer was erased
+  /// (``erasedFields``) or the customer's key is not on this device (``unavailableFields``).
+  public var customerName: String?
+  /// Free text from the customer; `nil` when there is none, or as ``customerName``.
   public var notes: String?
   /// When the booking was made.
   public var createdAt: Date
+  /// The personal fields (`customerName`, `notes`) that are erased: their customer was
+  /// forgotten, and their values can never be read again.
+  public var erasedFields: [String]
+  /// The personal fields whose customer's key has not reached this device yet.
+  public var unavailableFields: [String]
 
   /// Creates a booking value (the repository creates stored bookings).
   public init(
-    id: UUID, restaurantID: UUID, restaurantName: String, date: Date, partySize: Int, customerName: String,
-    notes: String?, createdAt: Date
+    id: UUID, restaurantID: UUID, restaurantName: String, date: Date, partySize: Int, customerID: UUID? = nil,
+    customerName: String?, notes: String?, createdAt: Date, erasedFields: [String] = [],
+    unavailableFields: [String] = []
   ) {
+    self.customerID = customerID
+    self.erasedFields = erasedFields
+    self.unavailableFields = unavailableFields
     self.id = id
     self.restaurantID = restaurantID
     self.restaurantName = restaurantName

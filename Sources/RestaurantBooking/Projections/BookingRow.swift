@@ -2,18 +2,23 @@ import EventLog
 import Foundation
 
 /// A booking as the `bookings` projection stores it (`TableRow`, in `RowWriter`'s layout):
-/// format 1, ID, restaurant ID, restaurant name, date, party size, customer name, notes
-/// (optional), created-at. A reader turns it into a ``Booking`` (``Booking/init(_:)``):
+/// format 2, ID, restaurant ID, restaurant name, date, party size, customer name and notes
+/// (optional) as the event stores them (sealed: ``Personal``), created-at. A reader turns it into
+/// a ``Booking``, opening the personal values with the snapshot's keys
+/// (``Booking/init(_:keyring:)``):
 ///
 /// ```swift
-/// let all = try store.read {
-///   try BookingsProjection.table.reader(in: $0).rows(in: BookingsProjection.byDate, as: Booking.init)
+/// let all = try store.read { snapshot in
+///   let keyring = try snapshot.keyring()
+///   return try BookingsProjection.table.reader(in: snapshot).rows(in: BookingsProjection.byDate) {
+///     Booking($0, keyring: keyring)
+///   }
 /// }
 /// ```
 ///
 /// Changing the layout is a new projection version.
 public struct BookingRow: TableRow, Hashable, Encodable {
-  static let format: UInt8 = 1
+  static let format: UInt8 = 2
   /// `booking`, in errors about a stored row.
   public static let rowName = "booking"
 
@@ -22,8 +27,8 @@ public struct BookingRow: TableRow, Hashable, Encodable {
   var restaurantName: String
   var date: Date
   var partySize: Int
-  var customerName: String
-  var notes: String?
+  var customerName: Personal<String>
+  var notes: Personal<String>?
   var createdAt: Date
 
   init(_ event: BookingCreated) {
@@ -46,8 +51,8 @@ public struct BookingRow: TableRow, Hashable, Encodable {
     restaurantName = try reader.string()
     date = try reader.date()
     partySize = try reader.int()
-    customerName = try reader.string()
-    notes = try reader.optionalString()
+    customerName = try reader.personal()
+    notes = try reader.optionalPersonal()
     createdAt = try reader.date()
   }
 
@@ -59,17 +64,28 @@ public struct BookingRow: TableRow, Hashable, Encodable {
     writer.string(restaurantName)
     writer.date(date)
     writer.int(partySize)
-    writer.string(customerName)
-    writer.optionalString(notes)
+    writer.personal(customerName)
+    writer.optionalPersonal(notes)
     writer.date(createdAt)
   }
 }
 
 extension Booking {
-  /// The booking a row of the `bookings` table holds.
-  public init(_ row: BookingRow) {
+  /// The booking a row of the `bookings` table holds, its customer's name and notes opened with
+  /// `keyring` (`nil`, and named in ``erasedFields`` or ``unavailableFields``, where they cannot
+  /// be).
+  public init(_ row: BookingRow, keyring: SubjectKeyring) {
+    let name = keyring.reveal(row.customerName)
+    let notes = row.notes.map(keyring.reveal)
+    var erased: [String] = []
+    var unavailable: [String] = []
+    for (field, revealed) in [("customerName", name), ("notes", notes)] {
+      if revealed == .erased { erased.append(field) }
+      if revealed == .unavailable { unavailable.append(field) }
+    }
     self.init(
       id: row.id, restaurantID: row.restaurantID, restaurantName: row.restaurantName, date: row.date,
-      partySize: row.partySize, customerName: row.customerName, notes: row.notes, createdAt: row.createdAt)
+      partySize: row.partySize, customerID: row.customerName.subject, customerName: name.value,
+      notes: notes?.value, createdAt: row.createdAt, erasedFields: erased, unavailableFields: unavailable)
   }
 }

@@ -16,7 +16,9 @@ import Foundation
 /// - `by-date` (``byDate``): an index (keys only) on the date: sortable date (8 bytes) + ID →
 ///   nothing. `rows(in: byDate)` walks it in order and reads each row from `by-id`.
 ///
-/// Version 2 keeps `by-date` to its keys; version 1 stored the row there again. A booking's
+/// Version 3 keeps the customer's name and notes sealed in the row, as the event holds them
+/// (``BookingRow``): the projection never holds personal data in clear. Version 2 keeps
+/// `by-date` to its keys; version 1 stored the row there again. A booking's
 /// creation writes two B-trees either way, and its date is random, so a commit of many bookings
 /// dirties pages all over `by-date`: with 24-byte entries instead of ~230-byte ones that tree is a
 /// tenth of the size and a commit writes fewer pages. A store of version 1 is rebuilt on open,
@@ -59,7 +61,7 @@ public enum BookingsProjection {
   /// The projection, with or without the hook (tests compare the two).
   static func table(fastPath: Bool) -> TableProjection<BookingRow> {
     TableProjection(
-      name: name, version: 2, rowTable: rowTable, primaryKey: .uuid(\.id), indexes: [byDate],
+      name: name, version: 3, rowTable: rowTable, primaryKey: .uuid(\.id), indexes: [byDate],
       handlers: handlers, hook: fastPath ? Self.fastPath : nil)
   }
 }

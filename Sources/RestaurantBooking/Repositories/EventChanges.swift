@@ -29,11 +29,12 @@ extension RestaurantChange {
 }
 
 extension BookingChange {
-  /// The change an event records, or `nil` for events of other streams.
-  init?(_ event: RecordedEvent) throws {
+  /// The change an event records, or `nil` for events of other streams; a booking's personal
+  /// values opened with `keyring`.
+  init?(_ event: RecordedEvent, keyring: SubjectKeyring) throws {
     switch event.type {
     case BookingCreated.eventType:
-      self = .created(Booking(BookingRow(try event.decode(BookingCreated.self))))
+      self = .created(Booking(BookingRow(try event.decode(BookingCreated.self)), keyring: keyring))
     case BookingDeleted.eventType:
       self = .deleted(id: try event.decode(BookingDeleted.self).bookingID)
     default:

@@ -82,13 +82,23 @@ public struct RestaurantBookingAdmission: EventAdmission {
     let catalog = RestaurantBookingStreams.catalog
     switch payload {
     case let created as BookingCreated:
+      for (field, value) in [("customerName", created.customerName), ("notes", created.notes)] {
+        if case .invalid(let reason) = value?.storage(inEvent: event.id) {
+          return "the BookingCreated's \(field) \(reason)"
+        }
+      }
+      // Only a value stored in clear (before sealing) can be judged; a sealed one was judged by
+      // the device that sealed it.
+      let clear = SubjectKeyring()
+      let name = clear.reveal(created.customerName).value
+      let notes = created.notes.flatMap { clear.reveal($0).value }
       return createdRule(
         event, bookingID: created.bookingID, partySize: created.partySize,
-        customerNameIsBlank: blank(created.customerName),
+        customerNameIsBlank: name.map(blank) ?? false,
         restaurantNameIsBlank: blank(created.restaurantName), date: created.date,
         createdAt: created.createdAt,
-        nulField: BookingRules.holdsNUL(created.customerName)
-          ? "customerName" : created.notes.map(BookingRules.holdsNUL) == true ? "notes" : nil)
+        nulField: name.map(BookingRules.holdsNUL) == true
+          ? "customerName" : notes.map(BookingRules.holdsNUL) == true ? "notes" : nil)
     case let deleted as BookingDeleted:
       return bookingStream(event, deleted.bookingID)
     case let added as RestaurantAdded:

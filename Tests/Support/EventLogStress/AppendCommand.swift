@@ -193,8 +193,8 @@ struct EventGenerator {
       bookingID: id, restaurantID: restaurant?.id ?? UUID(), restaurantName: restaurant?.name ?? "Walk-in",
       date: Date(
         timeIntervalSinceReferenceDate: Double(Int.random(in: 800_000_000...900_000_000, using: &random))),
-      partySize: Int.random(in: 1...12, using: &random), customerName: "Guest \(random.next() % 100_000)",
-      notes: notes, createdAt: Date(timeIntervalSinceReferenceDate: 780_000_000))
+      partySize: Int.random(in: 1...12, using: &random), customerID: UUID(),
+      customerName: "Guest \(random.next() % 100_000)", notes: notes, createdAt: Date(timeIntervalSinceReferenceDate: 780_000_000))
     return EventStore.StreamAppend(
       stream: RestaurantBookingStreams.booking(id), expectedVersion: .noStream,
       events: [try NewEvent(event, metadata: metadata)])

@@ -39,8 +39,8 @@ extension BookingRow {
     let restaurantName = try reader.stringBytes()
     let date = try reader.date()
     let partySize = try reader.int()
-    let customerName = try reader.stringBytes()
-    let notes = try reader.optional { try $0.stringBytes() }
+    let customerName = try reader.personalBytes()
+    let notes = try reader.optional { try $0.personalBytes() }
     let createdAt = try reader.date()
     try reader.finish()
     writer.byte(format)
@@ -49,8 +49,8 @@ extension BookingRow {
     writer.string(utf8: restaurantName)
     writer.date(date)
     writer.int(partySize)
-    writer.string(utf8: customerName)
-    writer.optionalString(utf8: notes)
+    writer.personal(stored: customerName)
+    writer.optionalPersonal(stored: notes)
     writer.date(createdAt)
     return date
   }

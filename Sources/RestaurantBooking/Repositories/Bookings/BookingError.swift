@@ -23,6 +23,8 @@ public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible, L
   /// A second `BookingCreated` of a booking that exists (the bookings projection refuses it;
   /// one that came from another device is skipped).
   case duplicateBooking(UUID)
+  /// No booking that can still be read carries the customer name (`forget`).
+  case unknownCustomer(String)
 
   /// The description: `LocalizedError`'s text is the same sentence.
   public var errorDescription: String? { description }
@@ -48,6 +50,8 @@ public enum BookingError: Error, Equatable, Sendable, CustomStringConvertible, L
       "the restaurant catalog kept changing while booking (\(attempts) attempts)"
     case .duplicateBooking(let id):
       "booking \(id.lowercasedString) is created already: a second BookingCreated of it is refused"
+    case .unknownCustomer(let name):
+      "field 'customerName': no booking that can still be read is by '\(name)'"
     }
   }
 }

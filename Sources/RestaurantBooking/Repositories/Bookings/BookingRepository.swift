@@ -19,6 +19,17 @@ public protocol BookingRepository: Sendable {
 
   /// Deletes the booking `id`.
   /// - Throws: ``BookingError/unknownBooking(_:)`` or ``BookingError/alreadyDeleted(_:)``.
+  /// Forgets a customer: their name and notes are erased from every booking, on this device and
+  /// on every device and server the erasure replicates to; the bookings stay.
+  /// - Parameters:
+  ///   - customerName: the customer's name, as their bookings carry it.
+  ///   - reason: why, for the audit trail (replicated: no personal data).
+  /// - Returns: the customer IDs erased (more than one when devices first booked for the name
+  ///   apart).
+  /// - Throws: ``BookingError/unknownCustomer(_:)`` when no booking that can still be read carries
+  ///   the name.
+  func forget(customerName: String, reason: String) async throws -> [UUID]
+
   func delete(id: UUID) async throws
 
   /// Every booking, by date then ID.

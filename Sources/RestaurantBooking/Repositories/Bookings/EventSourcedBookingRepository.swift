@@ -61,18 +61,22 @@ public final class EventSourcedBookingRepository: BookingRepository {
     let eventID = UUID.version7()
     let metadata = EventMetadata(correlationID: UUID(), origin: origin)
     for _ in 0..<Self.maximumAttempts {
-      let (restaurant, catalogVersion) = try store.read { snapshot in
+      let (restaurant, catalogVersion, known) = try store.read { snapshot in
         (
           try RestaurantsProjection.table.reader(in: snapshot).row(forKey: .uuid(restaurantID)).map(
             Restaurant.init),
           // The stream's own version, skipped events included: what the append checks.
-          try snapshot.version(of: RestaurantBookingStreams.catalog)
+          try snapshot.version(of: RestaurantBookingStreams.catalog),
+          try Self.customers(named: name, in: snapshot).first
         )
       }
       guard let restaurant else { throw BookingError.unknownRestaurant(restaurantID) }
+      // A customer is known by name within the owner: a name that booked before keeps its ID.
+      let customerID = known ?? UUID.version7()
       let created = BookingCreated(
         bookingID: bookingID, restaurantID: restaurantID, restaurantName: restaurant.name, date: date,
-        partySize: partySize, customerName: name, notes: storedNotes, createdAt: createdAt)
+        partySize: partySize, customerID: customerID, customerName: name, notes: storedNotes,
+        createdAt: createdAt)
       // One event ID for every attempt: a retried append can never store the booking twice.
       let event = try NewEvent(created, id: eventID, metadata: metadata)
       try await beforeAppend?()
@@ -83,7 +87,7 @@ public final class EventSourcedBookingRepository: BookingRepository {
           EventStore.StreamAppend(
             stream: RestaurantBookingStreams.catalog, expectedVersion: .exactly(catalogVersion), events: []),
         ])
-        return Booking(BookingRow(created))
+        return Booking(BookingRow(created), keyring: SubjectKeyring())
       } catch EventStoreError.wrongExpectedVersion(let stream, _, _)
         where stream == RestaurantBookingStreams.catalog
       {
@@ -130,26 +134,68 @@ public final class EventSourcedBookingRepository: BookingRepository {
   /// - Throws: `TableError.danglingIndexEntry` when the index names a booking that is not stored
   ///   (a damaged projection; `verify` reports it too), or the event store's error.
   public func getAll() async throws -> [Booking] {
-    try store.read {
-      try BookingsProjection.table.reader(in: $0).rows(in: BookingsProjection.byDate, as: Booking.init)
-    }
+    try store.read { try Self.bookings(in: $0) }
   }
 
   /// - Complexity: O(log n).
   public func booking(id: UUID) async throws -> Booking? {
-    try store.read { try BookingsProjection.table.reader(in: $0).row(forKey: .uuid(id)).map(Booking.init) }
+    try store.read { snapshot in
+      let keyring = try snapshot.keyring()
+      return try BookingsProjection.table.reader(in: snapshot).row(forKey: .uuid(id)).map {
+        Booking($0, keyring: keyring)
+      }
+    }
   }
 
   /// The list of ``getAll()``, read again after each commit that changes it.
   public func observeAll() -> AsyncThrowingStream<[Booking], any Error> {
-    store.observe {
-      try BookingsProjection.table.reader(in: $0).rows(in: BookingsProjection.byDate, as: Booking.init)
-    }
+    store.observe { try Self.bookings(in: $0) }
   }
 
   /// The bookings' changes from now on, read from the log as it is committed (by this process or
   /// another); ends when the consumer stops iterating, throws when the log cannot be read.
   public func changes() -> AsyncThrowingStream<BookingChange, any Error> {
-    store.changes { try BookingChange($0) }
+    store.changes { [store] in try BookingChange($0, keyring: try store.keyring()) }
+  }
+
+  /// Forgets a customer: erases every customer ID whose bookings carry `customerName` (two
+  /// devices that first booked for the same name offline give it two), destroying their keys and
+  /// appending a `SubjectErased` for each (``EventStore/erase(subject:reason:)``). Their bookings
+  /// stay, with the name and notes erased.
+  /// - Returns: the customer IDs erased, in the order of their first bookings' dates.
+  /// - Throws: ``BookingError/unknownCustomer(_:)`` when no booking that can still be read carries
+  ///   the name; the store's errors.
+  public func forget(customerName: String, reason: String) async throws -> [UUID] {
+    let customers = try store.read { try Self.customers(named: customerName, in: $0) }
+    guard !customers.isEmpty else { throw BookingError.unknownCustomer(customerName) }
+    for customer in customers {
+      _ = try await store.erase(subject: customer, reason: reason)
+    }
+    return customers
+  }
+
+  /// The IDs of the customers whose bookings carry `name` (opened with the snapshot's keys), in
+  /// the order of their bookings' dates, without repeats.
+  /// - Complexity: O(n) in the bookings, one value opened per booking.
+  static func customers(named name: String, in snapshot: EventStore.StoreSnapshot) throws -> [UUID] {
+    let keyring = try snapshot.keyring()
+    var found: [UUID] = []
+    try BookingsProjection.table.reader(in: snapshot).forEach(in: BookingsProjection.byDate) { row in
+      if let customer = row.customerName.subject, !found.contains(customer),
+        keyring.reveal(row.customerName).value == name
+      {
+        found.append(customer)
+      }
+      return true
+    }
+    return found
+  }
+
+  /// Every booking of `snapshot`, by date, its personal values opened with the snapshot's keys.
+  static func bookings(in snapshot: EventStore.StoreSnapshot) throws -> [Booking] {
+    let keyring = try snapshot.keyring()
+    return try BookingsProjection.table.reader(in: snapshot).rows(in: BookingsProjection.byDate) {
+      Booking($0, keyring: keyring)
+    }
   }
 }

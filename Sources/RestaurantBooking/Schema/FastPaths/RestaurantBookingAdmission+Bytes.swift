@@ -18,15 +18,31 @@ extension RestaurantBookingAdmission {
       var reader = BinaryReader(bytes)
       guard let bookingID = try? reader.uuid(), (try? reader.uuid()) != nil,
         let restaurantName = try? reader.stringBytes(), let date = try? reader.date(),
-        let partySize = try? reader.int(), let customerName = try? reader.stringBytes()
+        let partySize = try? reader.int(), let customerName = try? reader.personalBytes()
       else { return nil }
       let notes: UnsafeRawBufferPointer?
-      do { notes = try reader.optional { try $0.stringBytes() } } catch { return nil }
+      do { notes = try reader.optional { try $0.personalBytes() } } catch { return nil }
       guard let createdAt = try? reader.date(), (try? reader.finish()) != nil else { return nil }
+      // A sealed value was judged by the device that sealed it; one stored in clear (before
+      // sealing) is judged here, and must be UTF-8 (the registry's path says why when not).
+      var clearName: UnsafeRawBufferPointer?
+      var clearNotes: UnsafeRawBufferPointer?
+      for (field, bytes) in [("customerName", customerName), ("notes", notes)] {
+        guard let bytes else { continue }
+        switch PersonalStorage.of(bytes, inEvent: event.id) {
+        case .sealed: continue
+        case .invalid(let reason): return .invalid(reason: "the BookingCreated's \(field) \(reason)")
+        case .clear:
+          guard String(validating: bytes, as: UTF8.self) != nil else { return nil }
+          if field == "notes" { clearNotes = bytes } else { clearName = bytes }
+        }
+      }
       // NUL is the byte 0 in UTF-8, and no other character's bytes hold a 0.
-      let nulField = customerName.contains(0) ? "customerName" : notes?.contains(0) == true ? "notes" : nil
+      let nulField =
+        clearName?.contains(0) == true ? "customerName" : clearNotes?.contains(0) == true ? "notes" : nil
       let reason = createdRule(
-        event, bookingID: bookingID, partySize: partySize, customerNameIsBlank: blank(utf8: customerName),
+        event, bookingID: bookingID, partySize: partySize,
+        customerNameIsBlank: clearName.map { blank(utf8: $0) } ?? false,
         restaurantNameIsBlank: blank(utf8: restaurantName), date: date, createdAt: createdAt,
         nulField: nulField)
       return reason.map { .invalid(reason: $0) } ?? .admitted

@@ -1,0 +1,44 @@
+import Foundation
+
+/// A personal value encoded in a new event's payload but not sealed yet: the append seals it in
+/// place with its subject's key (``EventStore``'s write batch), where the key is at hand.
+package struct PendingSeal: Sendable, Hashable {
+  /// Where the sealed value starts in the payload (its header; after its length).
+  package var offset: Int
+  /// The header's size (``SealedValue``): the nonce and ciphertext follow it.
+  package var headerCount: Int
+  /// Whose key seals it.
+  package var subject: UUID
+  /// The value's `BinaryEncoder` bytes.
+  package var plaintext: [UInt8]
+
+  /// Writes the sealed value into `payload` (which holds its header and zeros in its place)
+  /// under `key`.
+  func seal(in payload: inout [UInt8], key: [UInt8]) {
+    let headerRange = offset..<(offset + headerCount)
+    let sealed = SealedValue.seal(plaintext, header: Array(payload[headerRange]), key: key)
+    payload.replaceSubrange(offset..<(offset + sealed.count), with: sealed)
+  }
+}
+
+
+extension BinaryEncoder {
+  /// Encodes the payload of new event `eventID` into a new byte array, with its ``Personal``
+  /// values as placeholders that the append seals.
+  func encodeForSealing<T: Encodable>(_ value: T, eventID: UUID) throws -> ([UInt8], [PendingSeal]) {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(128)
+    let state = BinaryEncodingState()
+    state.sealingEventID = eventID
+    state.swapOutput(with: &bytes)
+    do {
+      try state.encodeValue(value)
+      try state.finish()
+    } catch {
+      state.swapOutput(with: &bytes)
+      throw error
+    }
+    state.swapOutput(with: &bytes)
+    return (bytes, state.pendingSeals)
+  }
+}

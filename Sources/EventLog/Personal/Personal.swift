@@ -1,0 +1,253 @@
+import Foundation
+
+/// A value that is personal data of a data subject (a customer's name, a note about them): the
+/// log stores it sealed under the subject's key, so that erasing the subject (destroying the key,
+/// ``EventStore/erase(subject:reason:)``) makes it unreadable everywhere, while the rest of the
+/// event and the hash chain stay as they were.
+///
+/// Declare a personal field by its type, and say whose data it is when you create the event:
+///
+/// ```swift
+/// struct BookingCreated: EventPayload {
+///   static let eventType = "BookingCreated"
+///   var bookingID: UUID
+///   var customerID: UUID               // the data subject: an ID, never the name
+///   var customerName: Personal<String>
+///   var notes: Personal<String>?
+/// }
+///
+/// let event = BookingCreated(
+///   bookingID: id, customerID: customer,
+///   customerName: Personal("Ada", subject: customer), notes: nil)
+/// ```
+///
+/// ``NewEvent/init(_:id:metadata:)`` encodes the value and the append seals it
+/// (XChaCha20-Poly1305, a random nonce, the event ID, field and subject bound) with the
+/// subject's key, which it creates on the subject's first event. Read back, the value is sealed:
+/// projections copy it into their rows as it is (they never hold the plaintext), and code that
+/// shows it opens it with a ``SubjectKeyring`` (``SubjectKeyring/reveal(_:)``). A value stored
+/// in clear by a build before sealing existed reads as one that opens without a key.
+///
+/// In JSON (`log --json`, `export`) a sealed value is its stored bytes in Base64.
+public struct Personal<Value: Codable & Sendable & Hashable>: Sendable, Hashable {
+  enum Content: Sendable, Hashable {
+    /// Created by the app, not sealed yet: only ``NewEvent`` encodes it (sealing it).
+    case plain(Value, subject: UUID)
+    /// Read from the log.
+    case sealed(SealedValue)
+    /// Read from the log, stored in clear before sealing existed: the value's UTF-8 text.
+    case clear([UInt8])
+  }
+
+  let content: Content
+
+  /// A value of `subject`'s, to be sealed under the subject's key when its event is appended.
+  /// - Parameters:
+  ///   - value: the personal value.
+  ///   - subject: whose data it is: a stable ID of the person (not their name or any other
+  ///     personal value, which would outlive the erasure in the record's list of subjects).
+  public init(_ value: Value, subject: UUID) {
+    content = .plain(value, subject: subject)
+  }
+
+  /// A value read from stored bytes: sealed (they start with `0xFF`), else stored in clear.
+  package init(storedBytes bytes: [UInt8]) {
+    if bytes.first == SealedValue.marker, let sealed = SealedValue(bytes: bytes) {
+      content = .sealed(sealed)
+    } else {
+      content = .clear(bytes)
+    }
+  }
+
+  /// The data subject; `nil` for a value stored in clear before sealing existed.
+  public var subject: UUID? {
+    switch content {
+    case .plain(_, let subject): subject
+    case .sealed(let sealed): sealed.subject
+    case .clear: nil
+    }
+  }
+
+  /// Whether the value is stored sealed (or will be, once appended).
+  public var isSealed: Bool {
+    if case .clear = content { return false }
+    return true
+  }
+
+  /// The bytes the value is stored as; `nil` before its event is appended.
+  package var storedBytes: [UInt8]? {
+    switch content {
+    case .plain: nil
+    case .sealed(let sealed): sealed.bytes
+    case .clear(let bytes): bytes
+    }
+  }
+}
+
+extension Personal: Codable {
+  /// Reads the stored bytes (`Data`): a sealed value, or one stored in clear.
+  public init(from decoder: any Decoder) throws {
+    let data = try decoder.singleValueContainer().decode(Data.self)
+    self.init(storedBytes: Array(data))
+  }
+
+  /// Writes the stored bytes as `Data`.
+  ///
+  /// A value not appended yet is sealed only by ``NewEvent``: any other encoder is refused
+  /// (an `EncodingError`), so that no plaintext leaves through one.
+  public func encode(to encoder: any Encoder) throws {
+    var container = encoder.singleValueContainer()
+    if let bytes = storedBytes {
+      try container.encode(Data(bytes))
+    } else if encoder is any PayloadLayoutObserving {
+      // Learning the layout: only the kind matters.
+      try container.encode(Data())
+    } else {
+      throw EncodingError.invalidValue(
+        self,
+        EncodingError.Context(
+          codingPath: encoder.codingPath,
+          debugDescription: "a personal value is sealed when its event is created (NewEvent); it cannot be encoded in clear"
+        ))
+    }
+  }
+}
+
+extension Personal: BinaryEncodingInterception {
+  func interceptEncoding(into state: BinaryEncodingState) throws {
+    switch content {
+    case .sealed(let sealed):
+      sealed.bytes.withUnsafeBytes { state.writeLengthPrefixed($0) }
+    case .clear(let bytes):
+      bytes.withUnsafeBytes { state.writeLengthPrefixed($0) }
+    case .plain(let value, let subject):
+      guard let eventID = state.sealingEventID else {
+        throw EncodingError.invalidValue(
+          self,
+          EncodingError.Context(
+            codingPath: state.codingPath,
+            debugDescription: "a personal value is sealed when its event is created (NewEvent); it cannot be encoded here"
+          ))
+      }
+      let field = state.codingPath.map(\.stringValue).joined(separator: ".")
+      let plaintext = try BinaryEncoder().encode(value)
+      let header = SealedValue.header(subject: subject, eventID: eventID, field: field)
+      let size = SealedValue.size(headerCount: header.count, plaintextCount: plaintext.count)
+      state.writeUnsigned(UInt64(size))
+      let offset = state.byteCount
+      header.withUnsafeBytes { state.writeRaw($0) }
+      state.writeZeros(size - header.count)
+      state.pendingSeals.append(
+        PendingSeal(offset: offset, headerCount: header.count, subject: subject, plaintext: plaintext))
+    }
+  }
+}
+
+extension BinaryReader {
+  /// Reads a ``Personal`` value (its stored bytes, as its `Decodable` conformance does).
+  public mutating func personal<Value>(_ type: Value.Type = Value.self) throws -> Personal<Value> {
+    do throws(BinaryReadFailure) {
+      return Personal(storedBytes: try cursor.readByteArray())
+    } catch {
+      throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: error.message))
+    }
+  }
+}
+
+extension BinaryReader {
+  /// Reads a ``Personal`` value's stored bytes without copying them (for copying a sealed value
+  /// from a payload into a row: ``RowWriter/personal(stored:)``).
+  /// - Returns: bytes inside the reader's buffer, valid as long as it is.
+  public mutating func personalBytes() throws -> UnsafeRawBufferPointer {
+    do throws(BinaryReadFailure) {
+      let bytes = try cursor.readByteArrayRange()
+      return UnsafeRawBufferPointer(rebasing: cursor.buffer[bytes])
+    } catch {
+      throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: error.message))
+    }
+  }
+}
+
+extension RowWriter {
+  /// A ``Personal`` value as it is stored (sealed, or in clear from before sealing): its length
+  /// (LEB128), then its bytes. A value whose event was not appended yet has no stored form and
+  /// writes as empty: rows are made from events read from the log.
+  public mutating func personal<Value>(_ value: Personal<Value>) {
+    let bytes = value.storedBytes ?? []
+    bytes.withUnsafeBytes { string(utf8: $0) }
+  }
+
+  /// A ``Personal`` value's stored bytes (``BinaryReader/personalBytes()``): the same bytes as
+  /// ``personal(_:)``.
+  public mutating func personal(stored bytes: UnsafeRawBufferPointer) { string(utf8: bytes) }
+
+  /// An optional ``Personal`` value: 0, or 1 then ``personal(_:)``.
+  public mutating func optionalPersonal<Value>(_ value: Personal<Value>?) {
+    if let value {
+      byte(1)
+      personal(value)
+    } else {
+      byte(0)
+    }
+  }
+
+  /// An optional ``Personal`` value's stored bytes: the same bytes as ``optionalPersonal(_:)``.
+  public mutating func optionalPersonal(stored bytes: UnsafeRawBufferPointer?) {
+    if let bytes {
+      byte(1)
+      string(utf8: bytes)
+    } else {
+      byte(0)
+    }
+  }
+}
+
+extension RowReader {
+  /// A ``RowWriter/personal(_:)``.
+  public mutating func personal<Value>(_ type: Value.Type = Value.self) throws(RowError) -> Personal<Value> {
+    Personal(storedBytes: Array(try stringBytes()))
+  }
+
+  /// A ``RowWriter/optionalPersonal(_:)``.
+  public mutating func optionalPersonal<Value>(_ type: Value.Type = Value.self) throws(RowError)
+    -> Personal<Value>?
+  {
+    switch try byte() {
+    case 0: return nil
+    case 1: return try personal(Value.self)
+    case let tag: throw .unreadable(row: row, reason: "bad optional tag \(tag)")
+    }
+  }
+}
+
+/// How a ``Personal`` value is stored, judged on its bytes: what admission rules check about a
+/// personal field of an event from elsewhere (a pull, an import), whose value they cannot read.
+public enum PersonalStorage: Sendable, Hashable {
+  /// Sealed for this event (its header names the event's ID).
+  case sealed
+  /// Stored in clear, by a build before sealing existed: the value's text, to judge as before.
+  case clear
+  /// Neither: the reason.
+  case invalid(String)
+
+  /// How `bytes`, a ``Personal`` value's stored bytes in event `eventID`, are stored.
+  public static func of(_ bytes: UnsafeRawBufferPointer, inEvent eventID: UUID) -> PersonalStorage {
+    guard bytes.first == SealedValue.marker else { return .clear }
+    guard let sealed = SealedValue(bytes: Array(bytes)) else {
+      return .invalid("is neither text nor a well-formed sealed value")
+    }
+    guard sealed.eventID == eventID else {
+      return .invalid("is sealed for another event (\(sealed.eventID.lowercasedString))")
+    }
+    return .sealed
+  }
+}
+
+extension Personal {
+  /// How the value is stored in event `eventID` (``PersonalStorage/of(_:inEvent:)``); a value not
+  /// appended yet is judged as sealed.
+  public func storage(inEvent eventID: UUID) -> PersonalStorage {
+    guard let bytes = storedBytes else { return .sealed }
+    return bytes.withUnsafeBytes { PersonalStorage.of($0, inEvent: eventID) }
+  }
+}
