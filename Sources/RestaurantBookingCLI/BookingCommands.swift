@@ -93,15 +93,26 @@ struct BookingsForgetCommand: CLICommand {
     }
     let store = try context.openStore(.write)
     let repository = try context.plugin(RestaurantBookingCommands.self).bookingRepository(store)
+    // Bookings recorded before personal data was sealed hold the name in clear, with no customer
+    // ID: no key to destroy (Docs/Erasure.md, "Bookings recorded before sealing").
+    let inClear = try await repository.getAll().filter { $0.customerID == nil && $0.customerName == customer }
+    let clearNote =
+      "\(inClear.count) booking\(inClear.count == 1 ? " was" : "s were") recorded before personal data was "
+      + "sealed and hold\(inClear.count == 1 ? "s" : "") the name in clear: erasing cannot reach "
+      + (inClear.count == 1 ? "it" : "them") + " (see Docs/Erasure.md)"
+    let customers: [UUID]
     do {
-      let customers = try await repository.forget(customerName: customer, reason: reason)
-      let ids = customers.map(\.lowercasedString).joined(separator: ", ")
-      context.console.print(
-        "forgot the customer: \(customers.count) customer ID\(customers.count == 1 ? "" : "s") erased (\(ids))")
+      customers = try await repository.forget(customerName: customer, reason: reason)
     } catch BookingError.unknownCustomer {
       throw CommandFailure(
-        "--customer: no booking that can still be read is by that name (see 'eventlog bookings list')")
+        inClear.isEmpty
+          ? "--customer: no booking that can still be read is by that name (see 'eventlog bookings list')"
+          : "--customer: nothing to erase: \(clearNote)")
     }
+    let ids = customers.map(\.lowercasedString).joined(separator: ", ")
+    context.console.print(
+      "forgot the customer: \(customers.count) customer ID\(customers.count == 1 ? "" : "s") erased (\(ids))")
+    if !inClear.isEmpty { context.console.error("Warning: \(clearNote)") }
   }
 }
 

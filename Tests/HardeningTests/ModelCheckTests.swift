@@ -214,10 +214,19 @@ struct ModelRun {
     let booking = try await bookings!.create(
       restaurantID: restaurant.id, date: date, partySize: party, customerName: customer, notes: notes)
     let trimmedNotes = notes?.trimmingCharacters(in: .whitespacesAndNewlines)
+    let name = customer.trimmingCharacters(in: .whitespacesAndNewlines)
+    // A name with a live booking keeps its customer ID; another name gets a new one.
+    let known = live.values.first { $0.customerName == name }?.customerID
+    let others = Set(live.values.filter { $0.customerName != name }.compactMap(\.customerID))
+    guard let customerID = booking.customerID, known == nil || customerID == known,
+      !others.contains(customerID)
+    else {
+      throw ModelMismatch("created \(booking) with customer ID \(String(describing: booking.customerID)), expected \(String(describing: known))")
+    }
     let expected = Booking(
       id: booking.id, restaurantID: restaurant.id, restaurantName: restaurant.name, date: date,
-      partySize: party,
-      customerName: customer.trimmingCharacters(in: .whitespacesAndNewlines),
+      partySize: party, customerID: customerID,
+      customerName: name,
       notes: trimmedNotes?.isEmpty == false ? trimmedNotes : nil, createdAt: Self.now)
     guard booking == expected else { throw ModelMismatch("created \(booking), expected \(expected)") }
     guard live[booking.id] == nil && !deleted.contains(booking.id) else {

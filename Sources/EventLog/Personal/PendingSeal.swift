@@ -42,3 +42,14 @@ extension BinaryEncoder {
     return (bytes, state.pendingSeals)
   }
 }
+
+extension NewEvent {
+  /// The event with its personal values sealed under the keys `key` gives for their subjects,
+  /// as the append seals them: for tests and tools that need a sealed payload without a store.
+  package func sealingPendingValues(with key: (UUID) -> [UInt8]) -> NewEvent {
+    var event = self
+    for seal in pendingSeals { seal.seal(in: &event.payload, key: key(seal.subject)) }
+    event.pendingSeals = []
+    return event
+  }
+}

@@ -31,7 +31,7 @@ public struct SubjectKeyring: Sendable {
     erased = []
   }
 
-  init(keys: [UUID: [UInt8]], erased: Set<UUID>) {
+  package init(keys: [UUID: [UInt8]], erased: Set<UUID>) {
     self.keys = keys
     self.erased = erased
   }

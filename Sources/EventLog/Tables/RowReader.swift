@@ -29,6 +29,18 @@ public struct RowReader {
     position += 1
   }
 
+  /// Reads a format byte (a row's first), which must be in `accepted`, and returns it: for a row
+  /// type that still reads an older format's rows (the same bytes, read differently).
+  /// - Throws: ``RowError`` when it is another.
+  @inlinable
+  public mutating func format(in accepted: ClosedRange<UInt8>) throws(RowError) -> UInt8 {
+    guard position < buffer.count, accepted.contains(buffer[position]) else {
+      throw wrongFormat(accepted.upperBound)
+    }
+    position += 1
+    return buffer[position - 1]
+  }
+
   /// The bytes not read yet.
   @inlinable
   public var remaining: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: buffer[position...]) }

@@ -33,7 +33,7 @@ struct VerifyCommand: CLICommand {
   @Flag(
     "json",
     help:
-      #"As {"ok", "events", "chain": {"seq", "head"} or null, "unchained", "problems": [{"seq", "problem"}], "skipped": [{"seq", "kind", "reason"}], "unchecked": {"projections": [...], "events": [...]}}."#
+      #"As {"ok", "events", "chain": {"seq", "head"} or null, "unchained", "problems": [{"seq", "problem"}], "skipped": [{"seq", "kind", "reason"}], "unchecked": {"projections": [...], "events": [...]}, "erasedSubjects": [{"subject", "erasedAt", "event"}]}."#
   )
   var json: Bool
   @Flag(
@@ -110,11 +110,19 @@ struct VerifyCommand: CLICommand {
         report.chainHead.map { head in
           JSONValue.object([("seq", .uint(head.sequence)), ("head", .string(head.value.hex))])
         } ?? .null
+      let erased = JSONValue.array(
+        try store.erasedSubjects().map { erasure in
+          JSONValue.object([
+            ("subject", .string(erasure.subject.lowercasedString)),
+            ("erasedAt", .string(ISO8601.string(from: erasure.erasedAt))),
+            ("event", .string(erasure.event.lowercasedString)),
+          ])
+        })
       context.console.print(
         JSONValue.object([
           ("ok", .bool(report.isClean)), ("events", .uint(report.events)), ("chain", chain),
           ("unchained", .uint(report.unchainedRecords)), ("problems", .array(problems)),
-          ("skipped", .array(skipped)), ("unchecked", unchecked),
+          ("skipped", .array(skipped)), ("unchecked", unchecked), ("erasedSubjects", erased),
         ])
         .rendered())
     } else if report.isClean {
@@ -129,6 +137,7 @@ struct VerifyCommand: CLICommand {
         Self.printUnchecked(report, to: context.console)
       }
       Self.printChain(report, to: context.console)
+      try Self.printErasures(of: store, to: context.console)
       if !report.skipped.isEmpty {
         context.console.print("\(report.skipped.count) event(s) are kept but not projected:")
         var table = Table(["SEQ", "KIND", "REASON"], rightAligned: [0])
@@ -242,6 +251,19 @@ extension VerifyCommand {
       console.print(
         "Not chained: \(report.unchainedRecords) record(s) stored before environment format 5 (the first "
           + "writable open chains them).")
+    }
+  }
+
+  /// A line per erased data subject, under a heading, when there are any.
+  static func printErasures(of store: EventStore, to console: Console) throws {
+    let erased = try store.erasedSubjects()
+    guard !erased.isEmpty else { return }
+    console.print(
+      "Erased subjects: \(erased.count) (their keys are destroyed; their values stay sealed in the chain):")
+    for erasure in erased {
+      console.print(
+        "  \(erasure.subject.lowercasedString) at \(ISO8601.string(from: erasure.erasedAt)) "
+          + "(event \(erasure.event.lowercasedString))")
     }
   }
 

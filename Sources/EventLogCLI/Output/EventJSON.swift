@@ -75,6 +75,11 @@ enum EventJSON {
     }
     // The provenance's origin, as the contract names it (the metadata's, repeated beside the device).
     members.append(("origin", .string(event.metadata.origin)))
+    // The data subjects whose values the payload holds sealed (part of the record, and so of
+    // its chain value).
+    if !event.subjects.isEmpty {
+      members.append(("subjects", .array(event.subjects.map { .string($0.lowercasedString) })))
+    }
     // The stream as stored, when the app shows it otherwise (the example stores a booking's UUID
     // in upper case), so that a build without the app's stream names imports the very record; or
     // when the name shown reads back as another stream (a booking's stream stored with its UUID
@@ -227,6 +232,16 @@ enum EventJSON {
     let metadata = EventMetadata(
       correlationID: try optionalUUID("correlationId"), causationID: try optionalUUID("causationId"),
       origin: metadataObject["origin"]?.string ?? "")
+    var subjects: [UUID] = []
+    if let value = object["subjects"] {
+      guard let items = value.items else { throw fail("field 'subjects' must be an array of UUIDs") }
+      for item in items {
+        guard let text = item.string, let subject = UUID(uuidString: text) else {
+          throw fail("field 'subjects' must be an array of UUIDs")
+        }
+        subjects.append(subject)
+      }
+    }
     var skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)?
     if let value = object["skipped"] {
       let kinds: [String: EventStore.SkippedEvent.Kind] = [
@@ -281,7 +296,7 @@ enum EventJSON {
     if storedAsJSON {
       let event = NewEvent(
         id: id, type: type, schemaVersion: schemaVersion, payload: Array(payloadNode.rendered),
-        payloadEncoding: .json, metadata: metadata, recordedAt: recordedAt)
+        payloadEncoding: .json, metadata: metadata, recordedAt: recordedAt, subjects: subjects)
       return ParsedLine(
         sequence: sequence, stream: stream, version: version, event: event, skipped: skipped,
         provenance: provenance, chain: chain, previousChain: previousChain, serverPosition: serverPosition,
@@ -289,9 +304,10 @@ enum EventJSON {
     }
     // As a pull stores it: in binary when the types or a layout read all of it (a `$binary`
     // object's bytes as they are), else kept as JSON, which the store then skips as unreadable.
-    let event = payloads.storedEvent(
+    var event = payloads.storedEvent(
       id: id, type: type, schemaVersion: schemaVersion, payload: payloadNode, metadata: metadata,
       recordedAt: recordedAt)
+    event.subjects = NewEvent.ordered(subjects)
     return ParsedLine(
       sequence: sequence, stream: stream, version: version, event: event, skipped: skipped,
       provenance: provenance, chain: chain, previousChain: previousChain, serverPosition: serverPosition,

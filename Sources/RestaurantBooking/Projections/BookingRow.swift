@@ -45,7 +45,9 @@ public struct BookingRow: TableRow, Hashable, Encodable {
   /// Reads a row that ``write(to:)`` wrote.
   /// - Throws: `RowError` for bytes that are not such a row.
   public init(from reader: inout RowReader) throws(RowError) {
-    try reader.format(Self.format)
+    // Format 1 (before sealing) stored the name and notes as text: the same bytes, read as
+    // values stored in clear (a read-only open of an environment not upgraded yet).
+    _ = try reader.format(in: 1...Self.format)
     id = try reader.uuid()
     restaurantID = try reader.uuid()
     restaurantName = try reader.string()

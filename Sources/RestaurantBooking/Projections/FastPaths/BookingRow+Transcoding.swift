@@ -19,7 +19,7 @@ extension BookingRow {
   /// The date of a stored row, read without decoding its strings.
   static func date(ofStored bytes: UnsafeRawBufferPointer) throws(RowError) -> Date {
     var reader = RowReader(bytes, row: rowName)
-    try reader.format(format)
+    _ = try reader.format(in: 1...format)
     try reader.skip(32)  // the ID and the restaurant ID
     try reader.skipString()  // the restaurant name
     return try reader.date()
