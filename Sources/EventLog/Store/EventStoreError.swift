@@ -63,6 +63,9 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
   /// build added them): it opens read-only, and reads around them, but refuses to write.
   /// `types` names each type and its unknown fields.
   case newerLayouts(path: String, types: [String])
+  /// Another process has the environment open where the operation needs it alone
+  /// (``EventStore/compact()``); `process` is its ID when known.
+  case environmentInUse(path: String, process: Int32?)
   /// The store was closed.
   case closed
   /// The storage engine failed: ``StorageFailure/kind`` says how.
@@ -110,6 +113,9 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
     case .newerLayouts(let path, let types):
       "\(path) holds \(types.joined(separator: ", ")), written by a newer build; this build reads it but "
         + "does not write it (open it read-only)"
+    case .environmentInUse(let path, let process):
+      "\(path) is open in another process" + (process.map { " (process \($0))" } ?? "")
+        + "; it must be closed first"
     case .closed:
       "the event store is closed"
     case .storage(let error):
@@ -163,6 +169,7 @@ extension EventStoreError {
     case (.incompatibleLayout(let a, let b, let c, let d), .incompatibleLayout(let w, let x, let y, let z)):
       a == w && b == x && c == y && d == z
     case (.newerLayouts(let a, let b), .newerLayouts(let x, let y)): a == x && b == y
+    case (.environmentInUse(let a, let b), .environmentInUse(let x, let y)): a == x && b == y
     case (.storage(let a), .storage(let x)): a == x
     default: false
     }
