@@ -25,7 +25,8 @@ public enum EventLogProgram {
   /// The generic commands, which work on any app's log.
   static let commands: [any CLICommand.Type] = [
     LogCommand.self, ShowCommand.self, HistoryCommand.self, ReplayCommand.self, DiffCommand.self,
-    VerifyCommand.self, StatsCommand.self, ConflictsCommand.self, SubjectsCommand.self, EraseCommand.self,
+    VerifyCommand.self, StatsCommand.self, CompactCommand.self, ConflictsCommand.self, SubjectsCommand.self,
+    EraseCommand.self,
     ExportCommand.self, ImportCommand.self, PushCommand.self, PullCommand.self, ReplicateCommand.self,
   ]
 

@@ -38,6 +38,11 @@ public final class Environment: @unchecked Sendable {
   /// and read while it is held (shared or exclusively), so no transaction of this process can
   /// begin on a closed handle.
   private let closed = Atomic<Bool>(false)
+  /// A descriptor of `lock.mdb` for ``otherProcessID()`` and ``compact(using:)``, opened on first
+  /// use and closed only after `mdb_env_close`: closing any descriptor of the lock file would
+  /// drop every `fcntl` lock this process holds on it, LMDB's own shared lock included. -1 until
+  /// opened.
+  let lockProbe = Mutex<Int32>(-1)
 
   /// The directory of the environment.
   public let path: String
@@ -143,6 +148,7 @@ public final class Environment: @unchecked Sendable {
 
   deinit {
     if !closed.load(ordering: .relaxed) { mdb_env_close(handle) }
+    closeLockProbe()
   }
 
   /// Closes the environment (`mdb_env_close`), once no transaction of this process is active;
@@ -153,11 +159,15 @@ public final class Environment: @unchecked Sendable {
   /// lock every transaction holds: never call it inside a transaction's closure (it would wait for
   /// itself).
   public func close() {
-    resizeLock.withExclusive {
-      guard !closed.load(ordering: .relaxed) else { return }
-      closed.store(true, ordering: .relaxed)
-      mdb_env_close(handle)
-    }
+    resizeLock.withExclusive { closeHoldingResizeLock() }
+  }
+
+  /// ``close()``'s work, for a caller that holds `resizeLock` exclusively already.
+  func closeHoldingResizeLock() {
+    guard !closed.load(ordering: .relaxed) else { return }
+    closed.store(true, ordering: .relaxed)
+    mdb_env_close(handle)
+    closeLockProbe()
   }
 
   /// Whether ``close()`` was called.

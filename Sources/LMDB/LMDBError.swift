@@ -62,6 +62,8 @@ public struct LMDBError: Error, Equatable, Sendable, CustomStringConvertible {
     public static let tooManyLinks = Code(rawValue: EMLINK)
     /// A path is not of the kind required: not a directory, not a regular file (`EINVAL`).
     public static let wrongFileType = Code(rawValue: EINVAL)
+    /// Another process has the environment open, where the operation needs it alone (`EBUSY`).
+    public static let busy = Code(rawValue: EBUSY)
     /// A directory that group or others can write to (`EPERM`).
     public static let unsafePermissions = Code(rawValue: EPERM)
     /// The environment was closed (``Environment/close()``) before the call: the wrapper's own

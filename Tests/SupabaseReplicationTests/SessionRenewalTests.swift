@@ -123,6 +123,51 @@ extension SupabaseReplication {
       #expect(api.standIn.requests.isEmpty && api.standIn.sessionRefreshes == 0, "nothing was sent")
     }
 
+    @Test(
+      "a token file that cannot be written back is refused before the refresh grant: the token stays unspent")
+    func refusedTargetLeavesTheRefreshTokenUnspent() async throws {
+      let api = try await APIProject()
+      defer { api.project.stop() }
+      let user = UUID()
+      let url = api.url.absoluteString
+      let phone = device(environment: ["SUPABASE_ANON_KEY": api.anonKey])
+      try phone.book()
+      let expired = TestJWT.accessToken(
+        subject: user, expiresAt: Date().addingTimeInterval(-120), issuedAt: Date().addingTimeInterval(-3720),
+        secret: api.project.jwtSecret)
+      let (_, refreshToken) = api.standIn.signIn(user)
+      let refreshFile = try secretFile(phone, "refresh", refreshToken)
+      let accessFile = try secretFile(phone, "access", expired)
+      // Read through a link (allowed), but a link is not written over: refused before the grant.
+      for (flag, target) in [("--refresh-token-file", refreshFile), ("--access-token-file", accessFile)] {
+        let link = phone.directory.path("link\(flag)")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let files =
+          flag == "--refresh-token-file"
+          ? ["--access-token-file", accessFile, "--refresh-token-file", link]
+          : ["--access-token-file", link, "--refresh-token-file", refreshFile]
+        let refused = try phone.run(["push", url] + files + ["--json"])
+        #expect(refused.status == 1, "\(refused)")
+        #expect(
+          refused.stderr.hasPrefix("Error: ")
+            && refused.stderr.contains("'\(flag)': refusing '\(link)': it is a symbolic link"), "\(refused)"
+        )
+        #expect(!refused.stderr.contains(refreshToken) && !refused.stderr.contains(expired))
+        #expect(api.standIn.sessionRefreshes == 0, "the refresh token was spent")
+        #expect(try firstLine(refreshFile) == refreshToken && firstLine(accessFile) == expired)
+        let left = try FileManager.default.contentsOfDirectory(atPath: phone.directory.path)
+        #expect(!left.contains { $0.contains(".partial-") }, "\(left)")
+      }
+      #expect(try phone.json("remote", "status", "--json")["pending"] as? Int == 1)
+
+      // Unspent: the same files renew the session and push.
+      let push = try phone(
+        "push", url, "--access-token-file", accessFile, "--refresh-token-file", refreshFile, "--json")
+      #expect(push.status == 0 && push.stdout.contains(#""pushed":1"#), "\(push)")
+      #expect(api.standIn.sessionRefreshes == 1)
+      #expect(try firstLine(refreshFile) != refreshToken && mode(of: refreshFile) == 0o600)
+    }
+
     @Test("--watch started with an expired token file waits, says so, and goes on once the file is renewed")
     func watchWaitsForARenewedTokenFile() async throws {
       let api = try await APIProject()

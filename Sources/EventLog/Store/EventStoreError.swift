@@ -69,6 +69,9 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
   case subjectErased(subject: UUID, event: UUID)
   /// No event names the data subject, and it has no key here: nothing to erase.
   case unknownSubject(UUID)
+  /// Another process has the environment open where the operation needs it alone
+  /// (``EventStore/compact()``); `process` is its ID when known.
+  case environmentInUse(path: String, process: Int32?)
   /// The store was closed.
   case closed
   /// The storage engine failed: ``StorageFailure/kind`` says how.
@@ -121,6 +124,9 @@ public enum EventStoreError: Error, Equatable, Sendable, CustomStringConvertible
         + "erased: its data is never recorded again"
     case .unknownSubject(let subject):
       "no event holds personal data of subject \(subject.lowercasedString) and no key for it is held here"
+    case .environmentInUse(let path, let process):
+      "\(path) is open in another process" + (process.map { " (process \($0))" } ?? "")
+        + "; it must be closed first"
     case .closed:
       "the event store is closed"
     case .storage(let error):
@@ -174,6 +180,7 @@ extension EventStoreError {
     case (.incompatibleLayout(let a, let b, let c, let d), .incompatibleLayout(let w, let x, let y, let z)):
       a == w && b == x && c == y && d == z
     case (.newerLayouts(let a, let b), .newerLayouts(let x, let y)): a == x && b == y
+    case (.environmentInUse(let a, let b), .environmentInUse(let x, let y)): a == x && b == y
     case (.storage(let a), .storage(let x)): a == x
     case (.subjectErased(let a, let b), .subjectErased(let x, let y)): a == x && b == y
     case (.unknownSubject(let a), .unknownSubject(let x)): a == x

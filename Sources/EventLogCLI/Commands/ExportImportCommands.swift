@@ -73,7 +73,7 @@ struct ExportCommand: CLICommand {
     let skipped = Dictionary(
       try store.skippedEvents().map { ($0.sequence, $0) }, uniquingKeysWith: { a, _ in a })
     let progress = ProgressReporter("export", console: context.console)
-    let file = try outputFile.map { try OutputFile(path: $0, environment: store.path) }
+    let file = try outputFile.map { try OutputFile(path: $0, flag: "--output", environment: store.path) }
     let hasher = BLAKE2b256.Hasher()
     // What replication knows of each event (its server position, the owner): provenance a copy
     // keeps, so that it is checked against the server as the original is.

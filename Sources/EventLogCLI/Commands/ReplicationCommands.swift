@@ -112,7 +112,7 @@ struct RemoteCredentials: ArgumentGroup {
         ?? context.environment["EVENTLOG_ACCESS_TOKEN"]?.trimmingCharacters(in: .whitespacesAndNewlines)
       let session = SessionRenewal(
         projectURL: projectURL, apiKey: key, refreshTokenFile: refreshFile, accessTokenFile: accessTokenFile,
-        initial: initial.flatMap { $0.isEmpty ? nil : $0 })
+        environment: context.databasePath, initial: initial.flatMap { $0.isEmpty ? nil : $0 })
       settings.accessToken = { refresh in try await session.token(refresh: refresh) }
       return settings
     }

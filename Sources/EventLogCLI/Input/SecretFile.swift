@@ -95,37 +95,3 @@ enum SecretFile {
     return String(repeating: "0", count: max(0, 4 - bits.count)) + bits
   }
 }
-
-extension SecretFile {
-  /// Replaces the contents of `path` with `text` and a newline, atomically: a new file of mode
-  /// 0600 beside it, written and synced, then renamed over it (a reader sees the old secret or
-  /// the new one, never a part; nobody else may read either).
-  /// - Parameters:
-  ///   - path: the file (not standard input).
-  ///   - text: the new secret.
-  ///   - flag: the option that named it, for the error.
-  /// - Throws: ``CommandFailure`` naming the flag and the path when it cannot be written.
-  static func replace(_ path: String, with text: String, flag: String) throws {
-    let temporary = path + ".renewing-\(UUID().uuidString.lowercased())"
-    func failure(_ reason: String) -> CommandFailure {
-      CommandFailure("'\(flag)': cannot write the renewed secret to \(path): \(reason)")
-    }
-    guard
-      FileManager.default.createFile(atPath: temporary, contents: nil, attributes: [.posixPermissions: 0o600])
-    else { throw failure("cannot create \(temporary)") }
-    do {
-      let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: temporary))
-      try handle.write(contentsOf: Data((text + "\n").utf8))
-      try handle.synchronize()
-      try handle.close()
-    } catch {
-      try? FileManager.default.removeItem(atPath: temporary)
-      throw failure("\(error)")
-    }
-    guard rename(temporary, path) == 0 else {
-      let code = Int(errno)
-      try? FileManager.default.removeItem(atPath: temporary)
-      throw failure(SystemErrorText.reason(posixCode: code))
-    }
-  }
-}
