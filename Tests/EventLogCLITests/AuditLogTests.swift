@@ -138,12 +138,14 @@ struct AuditLogTests {
   @Test("a damaged record is shown in its place and the others after it; log and show then exit 1")
   func damagedRecord() async throws {
     let (cli, _, _) = try await Self.populated()
-    // Flip a byte of event 6's record inside data.mdb (every copy of it).
+    // Flip a byte of event 6's record inside data.mdb (every copy of Grace's sealed name: the
+    // record's and the booking row's).
+    let sealed = try await sealedCustomerName(ofEvent: 6, in: cli.database)
     let file = URL(fileURLWithPath: cli.database).appendingPathComponent("data.mdb")
     var data = try Data(contentsOf: file)
     var from = data.startIndex
     var flipped = 0
-    while let range = data.range(of: Data("Grace".utf8), in: from..<data.endIndex) {
+    while let range = data.range(of: sealed, in: from..<data.endIndex) {
       data[range.lowerBound] ^= 0x01
       from = range.upperBound
       flipped += 1

@@ -1,4 +1,6 @@
+import EventLog
 import Foundation
+import RestaurantBooking
 import TestKit
 import Testing
 
@@ -95,3 +97,15 @@ let snapshotB = restaurantsBody([
   (pastaID, "Pasta Palace", "Italian"), (sushiID, "Sushi Sensation", "Sushi"),
   ("44444444-4444-4444-8444-444444444444", "Taco Town", "Mexican"),
 ])
+
+/// The stored bytes of the customer's name in the `BookingCreated` at `sequence` of the
+/// environment at `path`: the bytes the record and the booking row hold (sealed), for tests that
+/// damage every copy of them in `data.mdb`.
+func sealedCustomerName(ofEvent sequence: UInt64, in path: String) async throws -> Data {
+  var options = EventStore.Options()
+  options.readOnly = true
+  let store = try EventStore(path: path, schema: .restaurantBooking, options: options)
+  defer { Task { await store.close() } }
+  let event = try #require(try store.event(at: sequence))
+  return Data(try #require(try event.decode(BookingCreated.self).customerName.storedBytes))
+}

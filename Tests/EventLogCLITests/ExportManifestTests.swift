@@ -58,9 +58,9 @@ struct ExportManifestTests {
   func tampered() async throws {
     let (cli, text) = try await Self.exported()
     var lines = Self.lines(text)
-    // The third booking's name changed: its record's chain value no longer matches.
-    let linus = try #require(lines.firstIndex { $0.contains("Linus") })
-    lines[linus] = lines[linus].replacingOccurrences(of: "Linus", with: "Mallory")
+    // The last booking's restaurant name changed: its record's chain value no longer matches.
+    let linus = try #require(lines.lastIndex { $0.contains(#""type":"BookingCreated""#) })
+    lines[linus] = lines[linus].replacingOccurrences(of: #""restaurantName":""#, with: #""restaurantName":"X"#)
     let edited = try cli.file("edited.jsonl", lines.joined(separator: "\n") + "\n")
     let copy = InProcessCLI()
     let refused = await copy("import", edited)
@@ -76,7 +76,8 @@ struct ExportManifestTests {
     #expect(problems.first?["line"] as? Int == linus + 1, "\(problems)")
     // A line removed (the second booking): the next line does not follow the one before.
     var shorter = Self.lines(text)
-    let grace = try #require(shorter.firstIndex { $0.contains("Grace") })
+    let bookings = shorter.indices.filter { shorter[$0].contains(#""type":"BookingCreated""#) }
+    let grace = try #require(bookings.dropFirst().first)
     shorter.remove(at: grace)
     let removed = try cli.file("removed.jsonl", shorter.joined(separator: "\n") + "\n")
     let gap = await InProcessCLI()("import", removed)
@@ -118,9 +119,11 @@ struct ExportManifestTests {
   func salvage() async throws {
     let (cli, _) = try await Self.exported()
     let data = URL(fileURLWithPath: cli.database).appendingPathComponent("data.mdb")
+    // Every copy of Grace's sealed name: the record's and the booking row's.
+    let sealed = try await sealedCustomerName(ofEvent: 6, in: cli.database)
     var bytes = try Data(contentsOf: data)
     var from = bytes.startIndex
-    while let range = bytes.range(of: Data("Grace".utf8), in: from..<bytes.endIndex) {
+    while let range = bytes.range(of: sealed, in: from..<bytes.endIndex) {
       bytes[range.lowerBound] ^= 0x01
       from = range.upperBound
     }

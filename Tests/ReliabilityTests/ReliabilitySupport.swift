@@ -469,8 +469,13 @@ struct DomainEvents {
       createdAt: Date(timeIntervalSinceReferenceDate: 780_000_000))
     return EventStore.StreamAppend(
       stream: RestaurantBookingStreams.booking(id), expectedVersion: .noStream,
-      events: [try NewEvent(event, metadata: metadata)])
+      // Sealed here, so that the event acknowledged is the event stored (the store seals an
+      // event it is given unsealed, with a random nonce).
+      events: [try NewEvent(event, metadata: metadata).sealingPendingValues(with: { _ in Self.customerKey })])
   }
+
+  /// The key the bookings' personal values are sealed with.
+  static let customerKey = [UInt8](repeating: 0x5E, count: 32)
 
   /// One new booking in its own stream.
   static func bookingAppend(seed: UInt64) throws -> EventStore.StreamAppend {

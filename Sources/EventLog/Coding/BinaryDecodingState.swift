@@ -11,7 +11,7 @@
 /// read out of bounds, and declared lengths are checked against the remaining bytes before anything is
 /// allocated. One instance lives for the duration of a single top-level `decode` call and is never shared
 /// between threads.
-final class BinaryDecodingState: Decoder {
+final class BinaryDecodingState: Decoder, BinaryDecoding {
   /// The deepest nesting of values decoded through `init(from:)` that is accepted; deeper input throws
   /// instead of overflowing the stack.
   static let maximumDepth = 128

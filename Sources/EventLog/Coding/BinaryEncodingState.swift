@@ -9,7 +9,7 @@
 /// It is the `Encoder` handed to `encode(to:)`; the containers it vends are structs that point back at
 /// it and append to the same byte array, so nesting costs no copies. One instance lives for the duration of
 /// a single top-level `encode` call and is never shared between threads.
-final class BinaryEncodingState: Encoder {
+final class BinaryEncodingState: Encoder, BinaryEncoding {
   /// The output, starting with whatever the caller asked to append to.
   ///
   /// It lives behind a pointer rather than in a stored property because every append to a class's stored

@@ -29,7 +29,7 @@ package struct PayloadJSONEncoder {
 }
 
 /// The `Encoder` behind ``PayloadJSONEncoder``: each value encodes into its own node.
-private final class JSONTreeEncoder: Encoder {
+private final class JSONTreeEncoder: Encoder, PersonalValueShowing {
   let codingPath: [any CodingKey]
   var userInfo: [CodingUserInfoKey: Any] { [:] }
   var node = JSONNode(.null)

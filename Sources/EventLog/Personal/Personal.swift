@@ -50,6 +50,8 @@ public struct Personal<Value: Codable & Sendable & Hashable>: Sendable, Hashable
     content = .plain(value, subject: subject)
   }
 
+  init(content: Content) { self.content = content }
+
   /// A value read from stored bytes: sealed (they start with `0xFF`), else stored in clear.
   package init(storedBytes bytes: [UInt8]) {
     if bytes.first == SealedValue.marker, let sealed = SealedValue(bytes: bytes) {
@@ -85,32 +87,75 @@ public struct Personal<Value: Codable & Sendable & Hashable>: Sendable, Hashable
 }
 
 extension Personal: Codable {
-  /// Reads the stored bytes (`Data`): a sealed value, or one stored in clear.
+  /// Reads the stored bytes: `Data` (a sealed value, or text stored in clear). In JSON a sealed
+  /// value is the Base64 of its bytes, and a value stored in clear is its text; a string whose
+  /// Base64 is not a whole sealed value is text.
   public init(from decoder: any Decoder) throws {
-    let data = try decoder.singleValueContainer().decode(Data.self)
-    self.init(storedBytes: Array(data))
+    let container = try decoder.singleValueContainer()
+    if decoder is any BinaryDecoding {
+      self.init(storedBytes: Array(try container.decode(Data.self)))
+    } else if let data = try? container.decode(Data.self), let sealed = SealedValue(bytes: Array(data)) {
+      self.init(content: .sealed(sealed))
+    } else {
+      self.init(content: .clear(Array(try container.decode(String.self).utf8)))
+    }
   }
 
-  /// Writes the stored bytes as `Data`.
+  /// Writes the stored bytes: `Data`, which JSON shows in Base64 (a value stored in clear
+  /// before sealing existed: its text).
   ///
   /// A value not appended yet is sealed only by ``NewEvent``: any other encoder is refused
   /// (an `EncodingError`), so that no plaintext leaves through one.
   public func encode(to encoder: any Encoder) throws {
     var container = encoder.singleValueContainer()
-    if let bytes = storedBytes {
-      try container.encode(Data(bytes))
-    } else if encoder is any PayloadLayoutObserving {
+    if encoder is any PersonalValueShowing, let keyring = SubjectKeyring.shown {
+      // A row shown to an auditor (`history`, `diff`): the value, or null where it cannot be.
+      if let value = keyring.reveal(self).value {
+        try container.encode(value)
+      } else {
+        try container.encodeNil()
+      }
+      return
+    }
+    switch content {
+    case .sealed(let sealed):
+      try container.encode(Data(sealed.bytes))
+    case .clear(let bytes):
+      if encoder is any BinaryEncoding {
+        try container.encode(Data(bytes))
+      } else {
+        try container.encode(String(decoding: bytes, as: UTF8.self))
+      }
+    case .plain:
+      guard encoder is any PayloadLayoutObserving else {
+        throw EncodingError.invalidValue(
+          self,
+          EncodingError.Context(
+            codingPath: encoder.codingPath,
+            debugDescription:
+              "a personal value is sealed when its event is created (NewEvent); it cannot be encoded in clear"
+          ))
+      }
       // Learning the layout: only the kind matters.
       try container.encode(Data())
-    } else {
-      throw EncodingError.invalidValue(
-        self,
-        EncodingError.Context(
-          codingPath: encoder.codingPath,
-          debugDescription: "a personal value is sealed when its event is created (NewEvent); it cannot be encoded in clear"
-        ))
     }
   }
+}
+
+/// `BinaryDecoder`'s decoder: a ``Personal`` value reads its stored bytes as they are.
+protocol BinaryDecoding {}
+
+/// `BinaryEncoder`'s encoder: a ``Personal`` value writes its stored bytes as they are.
+protocol BinaryEncoding {}
+
+/// The encoder of the JSON the audit commands show rows in: it shows a personal value opened
+/// when ``SubjectKeyring/shown`` is set.
+protocol PersonalValueShowing {}
+
+extension SubjectKeyring {
+  /// The keys the audit commands show rows' personal values with (`history`, `diff`), for the
+  /// task that renders them: unset, a row shows a sealed value's bytes.
+  @TaskLocal package static var shown: SubjectKeyring?
 }
 
 extension Personal: BinaryEncodingInterception {

@@ -57,14 +57,15 @@ package enum RecordCodec {
     package var stream: StreamID
     /// The device that first recorded the event, and its sequence there (`nil`: unknown).
     package var provenance: RecordedEvent.Provenance?
-    /// The data subjects of the payload's sealed fields, ascending and distinct.
+    /// The data subjects of the payload's sealed fields, ascending and distinct (by default the
+    /// event's).
     package var subjects: [UUID]
     /// The chain value of the record before this one (``ChainValue/zero`` for the first).
     package var previousChain: ChainValue
 
     package init(
       sequence: UInt64, version: UInt64, recordedAtMicroseconds: Int64, event: NewEvent, stream: StreamID,
-      provenance: RecordedEvent.Provenance?, subjects: [UUID] = [], previousChain: ChainValue
+      provenance: RecordedEvent.Provenance?, subjects: [UUID]? = nil, previousChain: ChainValue
     ) {
       self.sequence = sequence
       self.version = version
@@ -72,7 +73,7 @@ package enum RecordCodec {
       self.event = event
       self.stream = stream
       self.provenance = provenance
-      self.subjects = subjects
+      self.subjects = subjects ?? event.subjects
       self.previousChain = previousChain
     }
   }

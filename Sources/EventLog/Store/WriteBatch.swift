@@ -437,12 +437,23 @@ struct WriteBatch {
       }
       if !foreignFollowing.isEmpty { try pinForeignCheckpoints() }
       let streamKey = Array(item.stream.rawValue.utf8)
+      // An event made here and ingested (not received sealed) is sealed as an append seals it;
+      // one holding values of an erased subject is refused.
+      var event = item.event
+      if !event.pendingSeals.isEmpty {
+        do {
+          try checkSubjectsNotErased(event)
+        } catch let error as EventStoreError {
+          outcomes.append(.refused(reason: error.description))
+          continue
+        }
+        event = try sealed(event)
+      }
       let version =
         try (versions[item.stream] ?? Self.streamVersion(of: streamKey, in: txn, schema: store.schema)) + 1
       versions[item.stream] = version
       let recorded = try write(
-        item.event, to: item.stream, streamKey: streamKey, version: version,
-        provenance: .some(item.provenance))
+        event, to: item.stream, streamKey: streamKey, version: version, provenance: .some(item.provenance))
       written[item.event.id] = recorded.sequence
       idEntries.append((item.event.id, recorded.sequence))
       let kept: (kind: EventStore.SkippedEvent.Kind, reason: String)? =

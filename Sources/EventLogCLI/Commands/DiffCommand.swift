@@ -34,8 +34,10 @@ struct DiffCommand: CLICommand {
     let report: (EventStore.ProgressReport) -> Void = {
       progress.update(completed: $0.completed, total: $0.total)
     }
-    var changes = try store.projectionChanges(
-      from: min(first, second), to: max(first, second), progress: report)
+    // Personal values show opened with this environment's keys, or null where erased.
+    var changes = try SubjectKeyring.$shown.withValue(try store.keyring()) {
+      try store.projectionChanges(from: min(first, second), to: max(first, second), progress: report)
+    }
     progress.finish()
     if first > second {
       changes = changes.map { change in

@@ -41,8 +41,11 @@ struct HistoryCommand: CLICommand {
       next = last.version + 1
     }
     let progress = ProgressReporter("history", console: context.console)
-    let steps = try store.projectionChanges(ofEvents: events.map(\.sequence)) {
-      progress.update(completed: $0.completed, total: $0.total)
+    // Personal values show opened with this environment's keys, or null where erased.
+    let steps = try SubjectKeyring.$shown.withValue(try store.keyring()) {
+      try store.projectionChanges(ofEvents: events.map(\.sequence)) {
+        progress.update(completed: $0.completed, total: $0.total)
+      }
     }
     progress.finish()
     let changes = Dictionary(steps.map { ($0.sequence, $0.changes) }, uniquingKeysWith: { a, _ in a })

@@ -185,6 +185,9 @@ struct EventGenerator {
     EventMetadata(correlationID: UUID(), origin: "eventlog-stress")
   }
 
+  /// The key the bookings' personal values are sealed with.
+  static let customerKey = [UInt8](repeating: 0x5E, count: 32)
+
   private mutating func bookingCreated() throws -> EventStore.StreamAppend {
     let id = UUID()
     pendingBookings.append(id)
@@ -197,7 +200,9 @@ struct EventGenerator {
       customerName: "Guest \(random.next() % 100_000)", notes: notes, createdAt: Date(timeIntervalSinceReferenceDate: 780_000_000))
     return EventStore.StreamAppend(
       stream: RestaurantBookingStreams.booking(id), expectedVersion: .noStream,
-      events: [try NewEvent(event, metadata: metadata)])
+      // Sealed here, with one key for every customer, so that the event acknowledged is the event
+      // stored (the store seals an event it is given unsealed, with a random nonce).
+      events: [try NewEvent(event, metadata: metadata).sealingPendingValues(with: { _ in Self.customerKey })])
   }
 
   /// `count` catalog events: mostly additions, some renames and removals of this generator's
