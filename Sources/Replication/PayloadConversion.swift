@@ -53,9 +53,11 @@ package struct PayloadConversion: Sendable {
     } catch {
       return .unconvertible("the payload is not JSON: \(error)")
     }
-    return .event(
-      transcoder.storedEvent(
-        id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: node,
-        metadata: event.metadata, recordedAt: event.recordedAt))
+    var stored = transcoder.storedEvent(
+      id: event.id, type: event.type, schemaVersion: event.schemaVersion, payload: node,
+      metadata: event.metadata, recordedAt: event.recordedAt)
+    // The sealed values stay sealed: the record lists whose they are, as the server does.
+    stored.subjects = NewEvent.ordered(event.subjects)
+    return .event(stored)
   }
 }

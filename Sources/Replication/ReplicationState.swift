@@ -20,6 +20,8 @@ import Foundation
 /// | `replication.position.` + sequence (UInt64 BE) | a local event's server position (UInt64 LE): set when the server acknowledges a push of it, or a pull stores it or finds it here |
 /// | `replication.at.` + position (UInt64 BE) | the local sequence (UInt64 LE) of the event at that server position: the same entries, keyed the other way |
 /// | `replication.server-head` | the server's chain value at the last position pulled that had one (from server schema version 5): the position (UInt64 LE), then the 32 bytes |
+/// | `replication.key-sent.` + subject (16 bytes) | a data subject's key the server answered for (stored, held or refused as erased): not sent again (server schema version 6) |
+/// | `replication.key-cursor` | UInt64 LE: the serial of the last key pulled from the server (server schema version 6) |
 ///
 /// The cursor, the server head and the pulled events' entries are written in the transaction that
 /// stores the page; the pushed mark, rejections and the pushed events' positions after the
@@ -39,6 +41,8 @@ enum ReplicationState {
   static let positionPrefix = Array("replication.position.".utf8)
   static let atPrefix = Array("replication.at.".utf8)
   static let serverHeadKey = Array("replication.server-head".utf8)
+  static let keySentPrefix = Array("replication.key-sent.".utf8)
+  static let keyCursorKey = Array("replication.key-cursor".utf8)
 
   /// The two entries that say the local event `sequence` is at server `position`.
   static func located(_ sequence: UInt64, at position: UInt64) -> [EventStore.StateChange] {

@@ -6,7 +6,8 @@ import Synchronization
 ///
 /// Two implementations call the same SQL functions (`eventlog_api`, server schema version 3; the
 /// anchoring calls, ``pullChained(after:limit:maxBytes:)``, ``attestedHeads(device:after:limit:)`` and a
-/// push with a head, need version 5):
+/// push with a head, need version 5; the data subjects' calls, ``pullWithSubjects(after:limit:maxBytes:)``,
+/// ``pushKeys(_:device:)`` and ``pullKeys(after:limit:)``, need version 6):
 /// libpq (`ReplicationPostgres`) and Supabase's HTTPS API (PostgREST's `rpc/`). Every call may
 /// block for as long as the server takes; implementations keep their blocking work off the
 /// caller's executor, and bound each call by ``ReplicationDeadline/current`` when it is set.
@@ -62,6 +63,30 @@ public protocol ReplicationTransport: Sendable {
   /// number `after`, in the order it accepted them: at most `limit` (server schema version 5).
   func attestedHeads(device: UUID, after: UInt64, limit: Int) async throws -> [AttestedHead]
 
+  /// The rows of ``pullChained(after:limit:maxBytes:)``, each with the data subjects its event
+  /// holds sealed values of (``ReplicationWire/RowFields/subjects``; server schema version 6).
+  /// - Throws: as ``pull(after:limit:maxBytes:wait:)``.
+  func pullWithSubjects(
+    after cursor: PullCursor, limit: Int, maxBytes: Int
+  ) async throws -> [ReplicationWire.RowFields]
+
+  /// Stores data subjects' keys of the owner on the server (server schema version 6), in one
+  /// server transaction: a subject the server holds a key of keeps it, and an erased subject's
+  /// key is refused.
+  /// - Parameters:
+  ///   - keys: at most 1,000 keys.
+  ///   - device: the device that pushes them.
+  /// - Returns: what the server did with each key, in order.
+  /// - Throws: a transport error (its kind `.rejected` when the server refused the batch's
+  ///   values), ``ReplicationError/protocolViolation(server:reason:)`` for a malformed answer.
+  func pushKeys(_ keys: [SubjectKeyCopy], device: UUID) async throws -> [KeyPushOutcome]
+
+  /// The owner's keys the server stored after `serial`, in the order it stored them: at most
+  /// `limit` (server schema version 6). An erased subject's key is no longer there.
+  /// - Throws: a transport error, ``ReplicationError/protocolViolation(server:reason:)`` for a
+  ///   malformed row.
+  func pullKeys(after serial: UInt64, limit: Int) async throws -> [ServerSubjectKey]
+
   /// The owner's last position on the server, or 0.
   func head() async throws -> UInt64
 
@@ -113,6 +138,52 @@ public struct AttestedHead: Sendable, Hashable {
     self.serverHead = serverHead
     self.attestedAt = attestedAt
   }
+}
+
+/// A data subject's key as it travels between a device and its owner's server: the key that
+/// opens the subject's ``EventLog/Personal`` values. Never printed.
+public struct SubjectKeyCopy: Sendable, Hashable, CustomStringConvertible {
+  /// The data subject.
+  public var subject: UUID
+  /// The key: 32 bytes.
+  public var key: [UInt8]
+  /// When the device that made it made it.
+  public var createdAt: Date
+
+  /// Creates a key copy.
+  public init(subject: UUID, key: [UInt8], createdAt: Date) {
+    self.subject = subject
+    self.key = key
+    self.createdAt = createdAt
+  }
+
+  /// The subject, never the key.
+  public var description: String { "key of subject \(subject.lowercasedString)" }
+}
+
+/// A key as the server holds it: its serial (the order the server stored the owner's keys in) and
+/// the key.
+public struct ServerSubjectKey: Sendable, Hashable {
+  /// Its serial: a pull of keys asks for those after the last it stored.
+  public var serial: UInt64
+  /// The key.
+  public var key: SubjectKeyCopy
+
+  /// Creates the pair.
+  public init(serial: UInt64, key: SubjectKeyCopy) {
+    self.serial = serial
+    self.key = key
+  }
+}
+
+/// What the server did with a pushed key.
+public enum KeyPushOutcome: String, Sendable, Hashable {
+  /// Stored.
+  case stored
+  /// The server holds a key of the subject already (the first pushed): kept, this one dropped.
+  case held
+  /// The subject is erased on the server: the key is refused.
+  case erased
 }
 
 /// A position of an owner's log on the server and the server's chain value there.
@@ -295,12 +366,16 @@ public struct OutgoingEvent: Sendable, Hashable {
   /// event's is another device's); `nil` when not known, and the server then takes the pushing
   /// device and ``localSequence``.
   public var provenance: RecordedEvent.Provenance?
+  /// The data subjects whose sealed values the payload holds (``EventLog/RecordedEvent/subjects``).
+  public var subjects: [UUID]
 
   /// Creates an outgoing event.
   public init(
     localSequence: UInt64, id: UUID, stream: StreamID, type: String, schemaVersion: UInt16,
-    payload: [UInt8], metadata: EventMetadata, recordedAt: Date, provenance: RecordedEvent.Provenance? = nil
+    payload: [UInt8], metadata: EventMetadata, recordedAt: Date, provenance: RecordedEvent.Provenance? = nil,
+    subjects: [UUID] = []
   ) {
+    self.subjects = subjects
     self.provenance = provenance
     self.localSequence = localSequence
     self.id = id
@@ -319,7 +394,7 @@ extension OutgoingEvent {
     self.init(
       localSequence: event.sequence, id: event.id, stream: event.stream, type: event.type,
       schemaVersion: event.schemaVersion, payload: payload, metadata: event.metadata,
-      recordedAt: event.recordedAt, provenance: event.provenance)
+      recordedAt: event.recordedAt, provenance: event.provenance, subjects: event.subjects)
   }
 }
 
@@ -360,12 +435,16 @@ public struct ServerEvent: Sendable, Hashable {
   public var metadata: EventMetadata
   /// When the origin recorded it.
   public var recordedAt: Date
+  /// The data subjects whose sealed values the payload holds (empty from a server before schema
+  /// version 6).
+  public var subjects: [UUID]
 
   /// Creates a server event.
   public init(
     position: UInt64, id: UUID, originDevice: UUID, originSequence: UInt64, stream: StreamID, type: String,
-    schemaVersion: UInt16, payload: [UInt8], metadata: EventMetadata, recordedAt: Date
+    schemaVersion: UInt16, payload: [UInt8], metadata: EventMetadata, recordedAt: Date, subjects: [UUID] = []
   ) {
+    self.subjects = subjects
     self.position = position
     self.id = id
     self.originDevice = originDevice

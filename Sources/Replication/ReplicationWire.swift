@@ -13,7 +13,8 @@ public enum ReplicationWire {
   /// `{"id", "seq", "stream", "type", "schemaVersion", "payload", "recordedAt", "metadata"}`,
   /// `recordedAt` in microseconds since 1970, `payload` the event's JSON object as it is, and
   /// `"device"` and `"deviceSeq"` (its recorded origin) when the event's provenance is known
-  /// (servers before schema version 5 ignore them).
+  /// (servers before schema version 5 ignore them), and `"subjects"` (an array of UUIDs) when the
+  /// event holds sealed values (servers before schema version 6 ignore it).
   ///
   /// Written byte by byte into one buffer (IDs in lower case, strings quoted by
   /// `JSONWriter`'s rule): building it with string appends and Foundation's formatters was a third of a
@@ -39,6 +40,14 @@ public enum ReplicationWire {
       out.append(contentsOf: event.payload)
       out.append(contentsOf: #","recordedAt":"#.utf8)
       out.append(contentsOf: String(event.recordedAt.microsecondsSince1970).utf8)
+      if !event.subjects.isEmpty {
+        out.append(contentsOf: #","subjects":["#.utf8)
+        for (index, subject) in event.subjects.enumerated() {
+          if index > 0 { out.append(UInt8(ascii: ",")) }
+          JSONWriter.appendQuoted(subject, to: &out)
+        }
+        out.append(UInt8(ascii: "]"))
+      }
       if let provenance = event.provenance {
         out.append(contentsOf: #","device":"#.utf8)
         JSONWriter.appendQuoted(provenance.device, to: &out)
@@ -95,6 +104,9 @@ public enum ReplicationWire {
     public var metadata: [UInt8]?
     /// `chain` (`pull_chained`): the row's value in the server's chain, 64 hexadecimal digits.
     public var chain: String?
+    /// `subjects` (`pull_subjects`): the event's data subjects, comma-separated UUIDs (empty for
+    /// none); `nil` from a function that does not send them.
+    public var subjects: String?
     /// Why the transport could not take the row (its answer would be over what one may hold),
     /// when it could not: the other fields are then missing.
     public var unavailable: String?
@@ -105,8 +117,9 @@ public enum ReplicationWire {
       type: String?, schemaVersion: String?, payload: [UInt8]?, correlationID: String?, causationID: String?,
       origin: String?, recordedAtMicroseconds: String?, pushedBy: String? = nil,
       pushedSequence: String? = nil,
-      metadata: [UInt8]? = nil, chain: String? = nil, unavailable: String? = nil
+      metadata: [UInt8]? = nil, chain: String? = nil, unavailable: String? = nil, subjects: String? = nil
     ) {
+      self.subjects = subjects
       self.pushedBy = pushedBy
       self.pushedSequence = pushedSequence
       self.metadata = metadata
@@ -174,6 +187,15 @@ public enum ReplicationWire {
     else {
       return malformed("the row's recorded time is not between the years 1 and 9999")
     }
+    var subjects: [UUID] = []
+    if let text = fields.subjects, !text.isEmpty {
+      let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+      let parsed = parts.compactMap { UUID(uuidString: String($0)) }
+      guard parsed.count == parts.count, parsed.count <= 255 else {
+        return malformed("the row's data subjects are not at most 255 UUIDs")
+      }
+      subjects = NewEvent.ordered(parsed)
+    }
     var origin = fields.origin ?? ""
     while origin.utf8.count > 1_000 { origin.removeLast() }
     return .event(
@@ -184,7 +206,59 @@ public enum ReplicationWire {
         metadata: EventMetadata(
           correlationID: fields.correlationID.flatMap(UUID.init(uuidString:)),
           causationID: fields.causationID.flatMap(UUID.init(uuidString:)), origin: origin),
-        recordedAt: Date(microsecondsSince1970: microseconds)))
+        recordedAt: Date(microsecondsSince1970: microseconds), subjects: subjects))
+  }
+}
+
+extension ReplicationWire {
+  /// The `p_keys` argument of `eventlog_api.push_keys`: a JSON array of
+  /// `{"subject", "key", "createdAt"}`, `key` in Base64 and `createdAt` in microseconds since 1970.
+  public static func keys(_ keys: [SubjectKeyCopy]) -> [UInt8] {
+    var out: [UInt8] = [UInt8(ascii: "[")]
+    out.reserveCapacity(2 + keys.count * 128)
+    for (index, key) in keys.enumerated() {
+      if index > 0 { out.append(UInt8(ascii: ",")) }
+      out.append(contentsOf: #"{"subject":"#.utf8)
+      JSONWriter.appendQuoted(key.subject, to: &out)
+      out.append(contentsOf: #","key":""#.utf8)
+      out.append(contentsOf: Data(key.key).base64EncodedString().utf8)
+      out.append(contentsOf: #"","createdAt":"#.utf8)
+      out.append(contentsOf: String(key.createdAt.microsecondsSince1970).utf8)
+      out.append(UInt8(ascii: "}"))
+    }
+    out.append(UInt8(ascii: "]"))
+    return out
+  }
+
+  /// A key from the columns of `eventlog_api.pull_keys` as text, whichever transport read them.
+  /// - Throws: ``ReplicationError/protocolViolation(server:reason:)`` for a column missing or
+  ///   malformed (a key of other than 32 bytes).
+  public static func serverKey(
+    serial: String?, subject: String?, key: String?, createdAtMicroseconds: String?, server: String
+  ) throws -> ServerSubjectKey {
+    // PostgreSQL's Base64 breaks lines every 76 characters; a 32-byte key's 44 never are.
+    guard let serial = serial.flatMap(UInt64.init), serial > 0,
+      let subject = subject.flatMap(UUID.init(uuidString:)),
+      let bytes = key.flatMap({ Data(base64Encoded: $0) }), bytes.count == 32,
+      let microseconds = createdAtMicroseconds.flatMap(Int64.init), recordedAtRange.contains(microseconds)
+    else {
+      throw ReplicationError.protocolViolation(server: server, reason: "pull_keys answered a malformed row")
+    }
+    return ServerSubjectKey(
+      serial: serial,
+      key: SubjectKeyCopy(
+        subject: subject, key: Array(bytes), createdAt: Date(microsecondsSince1970: microseconds)))
+  }
+
+  /// What the server did with a pushed key, from `eventlog_api.push_keys`'s `outcome`.
+  /// - Throws: ``ReplicationError/protocolViolation(server:reason:)`` for an outcome the server
+  ///   does not define.
+  public static func keyOutcome(_ outcome: String?, server: String) throws -> KeyPushOutcome {
+    guard let outcome = outcome.flatMap(KeyPushOutcome.init(rawValue:)) else {
+      throw ReplicationError.protocolViolation(
+        server: server, reason: "push_keys answered the outcome '\((outcome ?? "null").prefix(40))'")
+    }
+    return outcome
   }
 }
 

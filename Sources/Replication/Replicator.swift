@@ -51,6 +51,10 @@ public struct PushSummary: Sendable, Hashable {
   public var pending = 0
   /// The last local sequence the server acknowledged.
   public var pushedThrough: UInt64 = 0
+  /// Data subjects' keys the server stored (server schema version 6).
+  public var keysPushed = 0
+  /// Keys the server refused: their subjects are erased there.
+  public var keysRefused = 0
 
   /// An empty summary.
   public init() {}
@@ -70,6 +74,9 @@ public struct PullSummary: Sendable, Hashable {
   public var conflicts = 0
   /// The last server position pulled.
   public var cursor: UInt64 = 0
+  /// Data subjects' keys pulled and stored here (server schema version 6; one of a subject this
+  /// device holds a key of, or erased, is not).
+  public var keysStored = 0
 
   /// An empty summary.
   public init() {}
@@ -308,10 +315,11 @@ public final class Replicator: Sendable {
         .put(ReplicationState.ownerKey, Array(owner.utf8)), .delete(ReplicationState.pushedKey),
         .delete(ReplicationState.cursorKey), .delete(ReplicationState.divergedKey),
         .delete(ReplicationState.serverHeadKey), .put(ReplicationState.repushKey, [1]),
+        .delete(ReplicationState.keyCursorKey),
       ]
       for prefix in [
         ReplicationState.ackedPrefix, ReplicationState.unstorablePrefix, ReplicationState.conflictPrefix,
-        ReplicationState.positionPrefix, ReplicationState.atPrefix,
+        ReplicationState.positionPrefix, ReplicationState.atPrefix, ReplicationState.keySentPrefix,
       ] {
         for entry in try store.stateEntries(withPrefix: prefix) { changes.append(.delete(entry.key)) }
       }
@@ -341,9 +349,12 @@ public final class Replicator: Sendable {
     var changes: [EventStore.StateChange] = [
       .delete(ReplicationState.divergedKey), .delete(ReplicationState.pushedKey),
       .delete(ReplicationState.cursorKey), .delete(ReplicationState.serverHeadKey),
-      .put(ReplicationState.repushKey, [1]),
+      .put(ReplicationState.repushKey, [1]), .delete(ReplicationState.keyCursorKey),
     ]
-    for prefix in [ReplicationState.ackedPrefix, ReplicationState.positionPrefix, ReplicationState.atPrefix] {
+    for prefix in [
+      ReplicationState.ackedPrefix, ReplicationState.positionPrefix, ReplicationState.atPrefix,
+      ReplicationState.keySentPrefix,
+    ] {
       for entry in try store.stateEntries(withPrefix: prefix) { changes.append(.delete(entry.key)) }
     }
     try await store.updateState(changes)
@@ -406,6 +417,9 @@ public final class Replicator: Sendable {
         try await store.updateState(changes)
       }
       var summary = PushSummary()
+      if info.schemaVersion >= Self.keysSchema {
+        try await pushKeys(device: device.id, into: &summary, onRetry: onRetry, shouldStop: shouldStop)
+      }
       let conversion = try PayloadConversion(store: store)
       let total = try local.outbox(after: mark).count
       // Rejections of events the server now stores or holds are no longer shown (after a resync
@@ -515,7 +529,7 @@ public final class Replicator: Sendable {
     OutgoingEvent(
       localSequence: event.sequence, id: event.id, stream: event.stream, type: event.type,
       schemaVersion: event.schemaVersion, payload: conversion.outgoing(event), metadata: event.metadata,
-      recordedAt: event.recordedAt, provenance: event.provenance)
+      recordedAt: event.recordedAt, provenance: event.provenance, subjects: event.subjects)
   }
 
   /// The mark to push after, from the server's mark and this log's own (`localMark`).
@@ -543,6 +557,84 @@ public final class Replicator: Sendable {
   /// The server schema version from which a push attests the device's chain head and a pull
   /// records the server's (`eventlog_api.pull_chained`).
   static let anchoringSchema = 5
+
+  /// The server schema version from which events carry their data subjects and the subjects'
+  /// keys replicate (`eventlog_api.pull_subjects`, `push_keys`, `pull_keys`).
+  static let keysSchema = 6
+
+  /// Keys per `push_keys` and `pull_keys` call.
+  static let keyBatchSize = 1_000
+
+  // MARK: Keys
+
+  /// Sends the data subjects' keys this device holds that the server has not answered for yet
+  /// (``ReplicationState/keySentPrefix``), a batch at a time: each key the server answers for
+  /// (stored, held, or refused because the subject is erased there) is not sent again. A key
+  /// this device pulled is noted as answered when it is stored here.
+  private func pushKeys(
+    device: UUID, into summary: inout PushSummary, onRetry: (@Sendable (String, Duration) -> Void)?,
+    shouldStop: @Sendable () -> Bool
+  ) async throws {
+    let sent = Set(
+      try store.stateEntries(withPrefix: ReplicationState.keySentPrefix).compactMap {
+        ReplicationState.uuid($0.key.dropFirst(ReplicationState.keySentPrefix.count))
+      })
+    var waiting = try store.subjectKeys().filter { !sent.contains($0.subject) }[...]
+    while !waiting.isEmpty && !shouldStop() {
+      let batch = waiting.prefix(Self.keyBatchSize).map {
+        SubjectKeyCopy(subject: $0.subject, key: $0.key, createdAt: $0.createdAt)
+      }
+      waiting = waiting.dropFirst(Self.keyBatchSize)
+      let outcomes = try await retrying(onRetry: onRetry) {
+        try await transport.pushKeys(batch, device: device)
+      }
+      for outcome in outcomes {
+        switch outcome {
+        case .stored: summary.keysPushed += 1
+        case .held: break
+        case .erased: summary.keysRefused += 1
+        }
+      }
+      try await store.updateState(
+        batch.map { .put(ReplicationState.keySentPrefix + ReplicationState.uuidBytes($0.subject), []) })
+      ReplicationDeadline.current?.progressed()
+    }
+  }
+
+  /// Brings the owner's keys the server stored after the last this device pulled, and stores
+  /// them (``EventLog/EventStore/storeSubjectKeys(_:)``: a subject this device holds a key of
+  /// keeps it, an erased subject's key is refused here too).
+  /// - Returns: how many keys were stored here.
+  private func pullKeys(
+    onRetry: (@Sendable (String, Duration) -> Void)?, shouldStop: @Sendable () -> Bool
+  ) async throws -> Int {
+    var serial = ReplicationState.decode(try store.stateValue(forKey: ReplicationState.keyCursorKey))
+    var stored = 0
+    while !shouldStop() {
+      let after = serial
+      let page = try await retrying(onRetry: onRetry) {
+        try await transport.pullKeys(after: after, limit: Self.keyBatchSize)
+      }
+      guard let last = page.last else { break }
+      guard page.allSatisfy({ $0.serial > after }) else {
+        throw ReplicationError.protocolViolation(
+          server: transport.server, reason: "pull_keys after \(after) answered a key at or before it")
+      }
+      stored += try await store.storeSubjectKeys(
+        page.map { SubjectKey(subject: $0.key.subject, key: $0.key.key, createdAt: $0.key.createdAt) })
+      serial = last.serial
+      var changes: [EventStore.StateChange] = [
+        .put(ReplicationState.keyCursorKey, ReplicationState.encode(serial))
+      ]
+      changes += page.map {
+        .put(ReplicationState.keySentPrefix + ReplicationState.uuidBytes($0.key.subject), [])
+      }
+      try await store.updateState(changes)
+      ReplicationDeadline.current?.progressed()
+      if page.count < Self.keyBatchSize { break }
+    }
+    return stored
+  }
 
   /// Pushes `batch` in one server transaction; when the server refuses the batch as a whole
   /// (too large, say), pushes its events one by one, so that only those it refuses alone are
@@ -623,6 +715,7 @@ public final class Replicator: Sendable {
       // From schema version 5 the rows come with the server's chain, whose value at the cursor
       // is recorded with it.
       let anchored = info.schemaVersion >= Self.anchoringSchema
+      let withSubjects = info.schemaVersion >= Self.keysSchema
       if serverHead < cursor.position {
         try await diverge(
           "it holds \(serverHead) events of this owner, but this device has pulled \(cursor.position)")
@@ -657,7 +750,8 @@ public final class Replicator: Sendable {
             fetched = try await next.value
           } else {
             fetched = try await fetch(
-              after: cursor, limit: limit, head: serverHead, anchored: anchored, onRetry: onRetry)
+              after: cursor, limit: limit, head: serverHead, anchored: anchored, withSubjects: withSubjects,
+              onRetry: onRetry)
           }
           (page, asked, chainHead) = (fetched.rows, fetched.limit, fetched.chainHead)
         } catch ReplicationError.serverChanged(_, let reason) {
@@ -679,7 +773,8 @@ public final class Replicator: Sendable {
         if page.count == asked || last.position < serverHead {
           prefetched = Task { [limit] in
             try await self.fetch(
-              after: next, limit: limit, head: serverHead, anchored: anchored, onRetry: onRetry)
+              after: next, limit: limit, head: serverHead, anchored: anchored, withSubjects: withSubjects,
+              onRetry: onRetry)
           }
         }
         let outcome = try await storePage(
@@ -694,6 +789,11 @@ public final class Replicator: Sendable {
         if page.count < asked && cursor.position >= serverHead { break }
       }
       summary.cursor = cursor.position
+      // The keys after the events: the server stored a key before the events that hold its
+      // subject's values were pushed, or with them, so that the bookings of this round open.
+      if withSubjects && !shouldStop() {
+        summary.keysStored = try await pullKeys(onRetry: onRetry, shouldStop: shouldStop)
+      }
       return summary
     }
   }
@@ -722,7 +822,7 @@ public final class Replicator: Sendable {
   /// page size of them, then the tries), so that a one-shot pull gets down to the row before its
   /// budget runs out.
   private func fetch(
-    after cursor: PullCursor, limit: Int, head: UInt64, anchored: Bool,
+    after cursor: PullCursor, limit: Int, head: UInt64, anchored: Bool, withSubjects: Bool,
     onRetry: (@Sendable (String, Duration) -> Void)?
   ) async throws -> PulledPage {
     var limit = max(1, limit)
@@ -734,8 +834,10 @@ public final class Replicator: Sendable {
           return try await transport.pull(
             after: cursor, limit: limit, maxBytes: options.pullPageBytes, wait: .zero)
         }
-        let fields = try await transport.pullChained(
-          after: cursor, limit: limit, maxBytes: options.pullPageBytes)
+        let fields =
+          withSubjects
+          ? try await transport.pullWithSubjects(after: cursor, limit: limit, maxBytes: options.pullPageBytes)
+          : try await transport.pullChained(after: cursor, limit: limit, maxBytes: options.pullPageBytes)
         let rows = try fields.map { try ReplicationWire.row($0, server: transport.server) }
         chainHead =
           zip(rows, fields).reversed().lazy.compactMap { row, fields in

@@ -260,6 +260,91 @@ public final class PostgresTransport: ReplicationTransport {
     }
   }
 
+  /// ``pullChained(after:limit:maxBytes:)``'s rows with each event's data subjects
+  /// (`eventlog_api.pull_subjects`, server schema version 6).
+  /// - Throws: `ReplicationError.serverChanged` when the server holds another event at the
+  ///   cursor, or fewer events than the cursor; a ``PostgresError``.
+  public func pullWithSubjects(
+    after cursor: PullCursor, limit: Int, maxBytes: Int
+  ) async throws -> [ReplicationWire.RowFields] {
+    let server = self.server
+    do {
+      return try await query("pull the events after position \(cursor.position)") { connection, timeout in
+        let rows = try connection.query(
+          """
+          SELECT event_position, event_id, origin_device, origin_sequence, pushed_by, pushed_sequence, stream,
+            type, schema_version, payload, metadata, correlation_id, causation_id, origin, recorded_at_us, chain,
+            subjects
+          FROM eventlog_api.pull_subjects($1, $2, $3, $4, 0)
+          """,
+          [
+            .integer(cursor.position), cursor.eventID.map(PostgresValue.uuid) ?? .null, .integer(limit),
+            .integer(maxBytes),
+          ], purpose: "pull the events after position \(cursor.position)", timeout: timeout)
+        return try (0..<rows.count).map { row in
+          ReplicationWire.RowFields(
+            position: try rows.value(row, "event_position"), id: try rows.value(row, "event_id"),
+            originDevice: try rows.value(row, "origin_device"),
+            originSequence: try rows.value(row, "origin_sequence"), stream: try rows.value(row, "stream"),
+            type: try rows.value(row, "type"), schemaVersion: try rows.value(row, "schema_version"),
+            payload: try rows.value(row, "payload").map { Array($0.utf8) },
+            correlationID: try rows.value(row, "correlation_id"),
+            causationID: try rows.value(row, "causation_id"), origin: try rows.value(row, "origin"),
+            recordedAtMicroseconds: try rows.value(row, "recorded_at_us"),
+            pushedBy: try rows.value(row, "pushed_by"),
+            pushedSequence: try rows.value(row, "pushed_sequence"),
+            metadata: try rows.value(row, "metadata").map { Array($0.utf8) },
+            chain: try rows.value(row, "chain"), subjects: try rows.value(row, "subjects") ?? "")
+        }
+      }
+    } catch let error as PostgresError where error.sqlState == "EL001" || error.sqlState == "EL002" {
+      throw ReplicationError.serverChanged(server: server, reason: error.message)
+    }
+  }
+
+  /// Stores data subjects' keys with `eventlog_api.push_keys` (server schema version 6).
+  /// - Returns: what the server did with each key, in order.
+  /// - Throws: a ``PostgresError``, or `ReplicationError.protocolViolation` when the answer has
+  ///   another number of rows, another order, or an outcome the server does not define.
+  public func pushKeys(_ keys: [SubjectKeyCopy], device: UUID) async throws -> [KeyPushOutcome] {
+    let server = self.server
+    let body = String(decoding: ReplicationWire.keys(keys), as: UTF8.self)
+    return try await query("push \(keys.count) data subjects' keys") { connection, timeout in
+      let rows = try connection.query(
+        "SELECT subject, outcome FROM eventlog_api.push_keys($1, $2::jsonb)", [.uuid(device), .text(body)],
+        purpose: "push \(keys.count) data subjects' keys", timeout: timeout)
+      guard rows.count == keys.count else {
+        throw ReplicationError.protocolViolation(
+          server: server, reason: "push_keys answered \(rows.count) rows for \(keys.count) keys")
+      }
+      return try (0..<rows.count).map { row in
+        guard try rows.value(row, "subject").flatMap(UUID.init(uuidString:)) == keys[row].subject else {
+          throw ReplicationError.protocolViolation(
+            server: server, reason: "push_keys answered row \(row + 1) out of order")
+        }
+        return try ReplicationWire.keyOutcome(try rows.value(row, "outcome"), server: server)
+      }
+    }
+  }
+
+  /// The owner's keys stored after `serial` (`eventlog_api.pull_keys`, server schema version 6).
+  /// - Throws: a ``PostgresError``, or `ReplicationError.protocolViolation` for a malformed row.
+  public func pullKeys(after serial: UInt64, limit: Int) async throws -> [ServerSubjectKey] {
+    let server = self.server
+    return try await query("pull the data subjects' keys after \(serial)") { connection, timeout in
+      let rows = try connection.query(
+        "SELECT serial, subject, key, created_at_us FROM eventlog_api.pull_keys($1, $2)",
+        [.integer(serial), .integer(limit)], purpose: "pull the data subjects' keys after \(serial)",
+        timeout: timeout)
+      return try (0..<rows.count).map { row in
+        try ReplicationWire.serverKey(
+          serial: try rows.value(row, "serial"), subject: try rows.value(row, "subject"),
+          key: try rows.value(row, "key"), createdAtMicroseconds: try rows.value(row, "created_at_us"),
+          server: server)
+      }
+    }
+  }
+
   /// The heads the server accepted for `device` after attestation `after`
   /// (`eventlog_api.attested_heads`, server schema version 5).
   /// - Throws: a ``PostgresError``, or `ReplicationError.protocolViolation` for a malformed row.

@@ -56,6 +56,14 @@ extension ServerSchema {
         "eventlog.attested_heads_of(uuid, bigint, integer)",
       ]
     }
+    if version >= 6 {
+      functions += [
+        "eventlog_api.push_keys(uuid, jsonb)", "eventlog_api.pull_keys(bigint, integer)",
+        "eventlog_api.pull_subjects(bigint, uuid, integer, integer, integer)",
+        "eventlog.push_keys_of(uuid, jsonb)", "eventlog.pull_keys_of(bigint, integer)",
+        "eventlog.pull_subject_events(bigint, uuid, integer, integer, integer)",
+      ]
+    }
     let grants = functions.map { "GRANT EXECUTE ON FUNCTION \($0) TO \(grantees);" }.joined(separator: "\n")
     return """
       CREATE OR REPLACE FUNCTION eventlog.current_owner() RETURNS text

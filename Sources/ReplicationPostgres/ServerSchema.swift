@@ -23,6 +23,10 @@ import Postgres
 ///   server's own (SHA-256 over positions), each push attests the device's chain value at its
 ///   mark (`eventlog.attested_heads`, append-only), and each row keeps its recorded origin beside
 ///   the device that pushed it.
+/// - **Personal data's keys and erasures** (from version 6): each owner's data subjects' keys
+///   (`eventlog.subject_keys`, one per subject, the first pushed kept) and erasure fences
+///   (`eventlog.erased_subjects`); storing a `SubjectErased` event deletes the subject's key and
+///   fences it in the same transaction, and a key of a fenced subject is refused.
 ///
 /// The operations are SQL functions (`push`, `pull`, `pull_chained`, `attested_heads`,
 /// `device_mark`, `head`, `channel`, `server_info`), so that
@@ -44,7 +48,7 @@ public enum ServerSchema {
   /// changes what a function takes or returns also raises `eventlog.schema_info.clients_from`
   /// (from version 2), the oldest client schema that may still use the server; one that changes
   /// only how the functions work keeps it, so older clients go on working with an upgraded server.
-  public static let migrations: [String] = [version1, version2, version3, version4, version5]
+  public static let migrations: [String] = [version1, version2, version3, version4, version5, version6]
 
   /// The expression every function and policy uses for the owner of the rows: the connecting
   /// role. (On Supabase, replace it with `auth.uid()::text` in `eventlog.current_owner()` and

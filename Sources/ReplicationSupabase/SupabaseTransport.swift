@@ -338,6 +338,92 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
     }
   }
 
+  /// ``pullChained(after:limit:maxBytes:)``'s rows with each event's data subjects
+  /// (`eventlog_api.pull_subjects`, server schema version 6), paged and capped as
+  /// ``pullChained(after:limit:maxBytes:)`` is.
+  /// - Throws: `ReplicationError.serverChanged` when the server holds another event at the
+  ///   cursor, or fewer events than the cursor; a ``SupabaseError``.
+  public func pullWithSubjects(
+    after cursor: PullCursor, limit: Int, maxBytes: Int
+  ) async throws -> [ReplicationWire.RowFields] {
+    let limit = min(max(limit, 1), 10_000)
+    let maxBytes = min(max(maxBytes, 1_024), 16 << 20)
+    // Each row's subjects (at most 255 UUIDs of 37 bytes) besides pull_chained's columns.
+    let cap = Self.pageCap(limit: limit, maxBytes: maxBytes) + limit * 10_000
+    let answer: Data
+    do {
+      answer = try await call(
+        "pull_subjects", Self.pullBody(cursor, limit, maxBytes, 0), maximumBodyBytes: cap)
+    } catch is PageTooLarge {
+      guard limit == 1 else { return try await pullWithSubjects(after: cursor, limit: 1, maxBytes: maxBytes) }
+      return [
+        ReplicationWire.RowFields(
+          position: String(cursor.position + 1), id: nil, originDevice: nil, originSequence: nil, stream: nil,
+          type: nil, schemaVersion: nil, payload: nil, correlationID: nil, causationID: nil, origin: nil,
+          recordedAtMicroseconds: nil,
+          unavailable:
+            "the row is larger than the \(cap) bytes a pulled row may take (its payload is over 4 MiB)")
+      ]
+    }
+    let rows = try decoded("pull_subjects") { () throws(PostgRESTBody.Malformed) in
+      try PostgRESTBody.rows(answer)
+    }
+    return rows.map { row in
+      ReplicationWire.RowFields(
+        position: row["event_position"]?.text, id: row["event_id"]?.text,
+        originDevice: row["origin_device"]?.text, originSequence: row["origin_sequence"]?.text,
+        stream: row["stream"]?.text, type: row["type"]?.text, schemaVersion: row["schema_version"]?.text,
+        payload: row["payload"]?.text.map { Array($0.utf8) }, correlationID: row["correlation_id"]?.text,
+        causationID: row["causation_id"]?.text, origin: row["origin"]?.text,
+        recordedAtMicroseconds: row["recorded_at_us"]?.text, pushedBy: row["pushed_by"]?.text,
+        pushedSequence: row["pushed_sequence"]?.text, metadata: row["metadata"]?.text.map { Array($0.utf8) },
+        chain: row["chain"]?.text, subjects: row["subjects"]?.text ?? "")
+    }
+  }
+
+  /// Stores data subjects' keys with `eventlog_api.push_keys` (server schema version 6).
+  /// - Returns: what the server did with each key, in order.
+  /// - Throws: a ``SupabaseError``, or `ReplicationError.protocolViolation` when the answer has
+  ///   another number of rows, another order, or an outcome the server does not define.
+  public func pushKeys(_ keys: [SubjectKeyCopy], device: UUID) async throws -> [KeyPushOutcome] {
+    var body = Array(#"{"p_device":"#.utf8)
+    JSONWriter.appendQuoted(device, to: &body)
+    body.append(contentsOf: #","p_keys":"#.utf8)
+    body.append(contentsOf: ReplicationWire.keys(keys))
+    body.append(UInt8(ascii: "}"))
+    // A row per key: its subject and outcome (under a hundred bytes).
+    let answer = try await call("push_keys", body, maximumBodyBytes: (64 << 10) + keys.count * 256)
+    let rows = try decoded("push_keys") { () throws(PostgRESTBody.Malformed) in try PostgRESTBody.rows(answer)
+    }
+    guard rows.count == keys.count else {
+      throw ReplicationError.protocolViolation(
+        server: server, reason: "push_keys answered \(rows.count) rows for \(keys.count) keys")
+    }
+    return try zip(rows, keys).enumerated().map { index, pair in
+      guard pair.0["subject"]?.text.flatMap(UUID.init(uuidString:)) == pair.1.subject else {
+        throw ReplicationError.protocolViolation(
+          server: server, reason: "push_keys answered row \(index + 1) out of order")
+      }
+      return try ReplicationWire.keyOutcome(pair.0["outcome"]?.text, server: server)
+    }
+  }
+
+  /// The owner's keys stored after `serial` (`eventlog_api.pull_keys`, server schema version 6).
+  /// - Throws: a ``SupabaseError``, or `ReplicationError.protocolViolation` for a malformed row.
+  public func pullKeys(after serial: UInt64, limit: Int) async throws -> [ServerSubjectKey] {
+    let limit = min(max(limit, 1), 10_000)
+    let body = Array(#"{"p_after":\#(serial),"p_limit":\#(limit)}"#.utf8)
+    // A row of under two hundred bytes each.
+    let answer = try await call("pull_keys", body, maximumBodyBytes: (64 << 10) + limit * 512)
+    let rows = try decoded("pull_keys") { () throws(PostgRESTBody.Malformed) in try PostgRESTBody.rows(answer)
+    }
+    return try rows.map { row in
+      try ReplicationWire.serverKey(
+        serial: row["serial"]?.text, subject: row["subject"]?.text, key: row["key"]?.text,
+        createdAtMicroseconds: row["created_at_us"]?.text, server: server)
+    }
+  }
+
   /// The heads the server accepted for `device` after attestation `after`
   /// (`eventlog_api.attested_heads`, server schema version 5).
   /// - Throws: a ``SupabaseError``, or `ReplicationError.protocolViolation` for a malformed answer.

@@ -195,9 +195,10 @@ struct CommandLineTests {
       let event = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
       // The contract's keys, the schema version and the provenance (every event here was
       // appended by this device, as its own sequence); the line of an event whose append recorded
-      // a layout revision also carries it ("layout"), and a booking's its stream as stored.
+      // a layout revision also carries it ("layout"), a booking's its stream as stored, and an
+      // event with sealed personal values their data subjects ("subjects").
       #expect(
-        Set(event.keys).subtracting(["layout", "storedStream"])
+        Set(event.keys).subtracting(["layout", "storedStream", "subjects"])
           == [
             "seq", "id", "stream", "version", "type", "schemaVersion", "recordedAt", "payload", "metadata",
             "device", "deviceSeq", "origin", "chain",

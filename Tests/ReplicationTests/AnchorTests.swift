@@ -259,7 +259,8 @@ struct AnchorTests {
     var booking = try NewEvent(
       BookingCreated(
         bookingID: bookingID, restaurantID: restaurant, restaurantName: "Pasta Palace",
-        date: Date(timeIntervalSince1970: 1_900_000_000), partySize: 2, customerID: testCustomerID, customerName: "Imported", notes: nil,
+        date: Date(timeIntervalSince1970: 1_900_000_000), partySize: 2, customerID: testCustomerID,
+        customerName: "Imported", notes: nil,
         createdAt: Date(timeIntervalSince1970: 1_800_000_000)))
     booking.recordedAt = Date(timeIntervalSince1970: 1_800_000_000)
     let stream = RestaurantBookingStreams.booking(bookingID)
@@ -377,7 +378,7 @@ struct AnchorTests {
     }
 
     let upgrade = try await owner.initializeSchema()
-    #expect(upgrade.from == 4 && upgrade.to == 5)
+    #expect(upgrade.from == 4 && upgrade.to == ServerSchema.latestVersion)
     #expect(try asTableOwner(fixture, ServerSchema.chainBreaksSQL).integer(0, "breaks") == 0)
     let pushedBy = try asTableOwner(
       fixture, "SELECT count(*) AS n FROM eventlog.events WHERE pushed_by = origin_device")

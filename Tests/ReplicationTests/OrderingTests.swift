@@ -97,6 +97,10 @@ struct OrderingTests {
     let pulled = try await puller.pull()
     #expect(pulled.pulled == 2 && pulled.cursor == 2)
     #expect(try puller.store.event(at: 1)?.id == event.id)
+    // The held push sent the slow device's event by hand, without its customer's key: its own next
+    // push sends the key, and the puller's next pull brings it.
+    #expect(try await slow.push().keysPushed == 1)
+    #expect(try await puller.pull().keysStored == 1)
     #expect(try await puller.allBookings().compactMap(\.customerName).sorted() == ["Fast", "Slow"])
   }
 }

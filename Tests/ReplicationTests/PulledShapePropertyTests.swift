@@ -364,7 +364,8 @@ struct PulledShapes {
       bookingID: booking, restaurantID: restaurant, restaurantName: "Pasta Palace",
       date: Date(timeIntervalSinceReferenceDate: Double(random.next() % 1_000_000_000)),
       partySize: Int(random.next() % 30),
-      customerID: testCustomerID, customerName: ["Ada", "Zoë", "李", "A\u{1}b", "x y"][Int(random.next() % 5)],
+      customerID: testCustomerID,
+      customerName: ["Ada", "Zoë", "李", "A\u{1}b", "x y"][Int(random.next() % 5)],
       notes: random.next() % 2 == 0 ? nil : "by the window \u{1F600}",
       createdAt: Date(timeIntervalSinceReferenceDate: 800_000_000.123_456_7))
     guard let json = try? PayloadJSONEncoder().encode(value), let members = try? JSONNode.parse(json).members
@@ -379,7 +380,10 @@ struct PulledShapes {
     let value = BookingCreated(
       bookingID: booking, restaurantID: restaurant, restaurantName: "Pasta Palace",
       date: Date(timeIntervalSinceReferenceDate: 900_000_000), partySize: 3,
-      customerID: testCustomerID, customerName: random.next() % 3 == 0 ? "A\u{0}da" : "Ada", notes: nil,
+      // A name as stored before sealing: a binary payload a pull may hand over, which encodes without a key
+      // (a plain value to seal does not: its encoder seals only in an append).
+      customerName: Personal(storedBytes: Array((random.next() % 3 == 0 ? "A\u{0}da" : "Ada").utf8)),
+      notes: nil,
       createdAt: Date(timeIntervalSinceReferenceDate: 800_000_000))
     var bytes = (try? BinaryEncoder().encode(value)) ?? []
     switch random.next() % 4 {

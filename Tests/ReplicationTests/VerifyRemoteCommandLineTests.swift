@@ -56,9 +56,11 @@ struct VerifyRemoteCommandLineTests {
     let exported = phone.directory.path("export.jsonl")
     #expect(try phone("export", "--output", exported).status == 0)
     let lines = try String(contentsOfFile: exported, encoding: .utf8)
-    #expect(lines.contains(#""customerName":"Ada""#))
-    try lines.replacingOccurrences(of: #""customerName":"Ada""#, with: #""customerName":"Eve""#)
-      .write(toFile: exported, atomically: true, encoding: .utf8)
+    // The first booking's party (its name is sealed: an edit of it would only break the seal).
+    let party = try #require(lines.range(of: #""partySize":2"#))
+    var edited = lines
+    edited.replaceSubrange(party, with: #""partySize":3"#)
+    try edited.write(toFile: exported, atomically: true, encoding: .utf8)
     let copy = device("verify-copy")
     // The edited line no longer matches the export's manifest: import refuses it; a forger
     // imports it unchecked (or rewrites the manifest too, which nothing local can tell).

@@ -144,7 +144,7 @@ struct WorkBoundTests {
 
   /// A page the server cannot serve in time is asked for again smaller, down to its one row,
   /// and a row that cannot be served alone either is recorded by position and passed, for good:
-  /// here an operator's function (the `pull_chained` a pull calls from server schema version 5)
+  /// here an operator's function (the `pull_subjects` a pull calls from server schema version 6)
   /// that never answers for position 3 within the owner's 2 s statement timeout (as a server
   /// before version 4 did for pages of such rows).
   @Test func aPageThatTimesOutShrinksToTheRowAndTheRowIsPassed() async throws {
@@ -158,17 +158,18 @@ struct WorkBoundTests {
     try fixture.superuser(
       """
       ALTER ROLE \(ada.role) SET statement_timeout = '2s';
-      CREATE OR REPLACE FUNCTION eventlog_api.pull_chained(
+      CREATE OR REPLACE FUNCTION eventlog_api.pull_subjects(
         p_after bigint, p_after_id uuid, p_limit integer, p_max_bytes integer, p_wait_ms integer)
       RETURNS TABLE (event_position bigint, event_id uuid, origin_device uuid, origin_sequence bigint,
         pushed_by uuid, pushed_sequence bigint, stream text, type text, schema_version integer, payload text,
-        metadata text, correlation_id text, causation_id text, origin text, recorded_at_us bigint, chain text)
+        metadata text, correlation_id text, causation_id text, origin text, recorded_at_us bigint, chain text,
+        subjects text)
       LANGUAGE plpgsql VOLATILE SET search_path = '' AS $$
       BEGIN
         IF p_after < 3 AND p_after + p_limit >= 3 THEN
           PERFORM pg_catalog.pg_sleep(30);
         END IF;
-        RETURN QUERY SELECT * FROM eventlog.pull_chained_events(p_after, p_after_id, p_limit, p_max_bytes, p_wait_ms);
+        RETURN QUERY SELECT * FROM eventlog.pull_subject_events(p_after, p_after_id, p_limit, p_max_bytes, p_wait_ms);
       END $$;
       """)
     var options = Device.quickOptions

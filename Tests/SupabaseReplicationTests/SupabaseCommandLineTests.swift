@@ -99,7 +99,9 @@ extension SupabaseReplication {
       // The stock app's remote init adds its prefix beside the other app's.
       let initRun = try runChild(Self.binary, ["remote", "init", api.project.ownerURL, "--json"])
       let initJSON = try JSONSerialization.jsonObject(with: Data(initRun.stdout.utf8)) as? [String: Any]
-      #expect(initRun.status == 0 && initJSON?["replicatedStreams"] as? [String] == ["booking-", "user-"])
+      #expect(
+        initRun.status == 0
+          && initJSON?["replicatedStreams"] as? [String] == ["booking-", "subject-", "user-"])
       // The server acknowledged no event of this device yet, so its mark names none: the whole
       // outbox goes again (not as a retry), and the server stores the event.
       let fixed = try phone.json("push", url, "--json")

@@ -74,7 +74,7 @@ extension SupabaseReplication {
       }
       #expect(
         Set(requests.compactMap(\.function)).isSuperset(of: [
-          "server_info", "device_mark", "push", "pull_chained",
+          "server_info", "device_mark", "push", "pull_subjects", "pull_keys",
         ]))
     }
 
@@ -139,9 +139,10 @@ extension SupabaseReplication {
       let expired = TestJWT.accessToken(
         subject: user, expiresAt: Date().addingTimeInterval(-120), issuedAt: Date().addingTimeInterval(-3720),
         secret: api.project.jwtSecret)
-      // The server's view, the mark and two batches go with the first token; then it has expired,
-      // and a refresh gives a new one (of the same user: checked with server_info before it is used).
-      let tokens = Tokens(valid, valid, valid, valid, expired, refreshed: api.token(user))
+      // The server's view, the mark, the customers' keys and two batches go with the first token;
+      // then it has expired, and a refresh gives a new one (of the same user: checked with
+      // server_info before it is used).
+      let tokens = Tokens(valid, valid, valid, valid, valid, expired, refreshed: api.token(user))
       var options = APIDevice.quickOptions
       options.pushBatchSize = 2
       let device = try APIDevice(api, tokens: tokens, options: options)

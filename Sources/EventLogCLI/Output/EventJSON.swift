@@ -5,7 +5,8 @@ import Replication
 /// The `log --json` / `export` shape of an event, one line each:
 /// `{"seq","id","stream","version","type","schemaVersion","recordedAt","payload","metadata"}`,
 /// its provenance `"device"` and `"deviceSeq"` (the device that first recorded it, and its
-/// sequence there) when the record says, `"storedStream"` when the stream is shown otherwise than
+/// sequence there) when the record says, `"subjects"` (the data subjects whose sealed values the
+/// payload holds, UUIDs in the record's order) when it lists any, `"storedStream"` when the stream is shown otherwise than
 /// it is stored (its stored bytes, as they are), `"payloadEncoding": "json"` on the line of an
 /// event whose payload is stored as JSON (so that `import` stores it so again, without judging it
 /// again), `"layout"` on the line of an event whose append recorded a layout revision, and
@@ -75,8 +76,8 @@ enum EventJSON {
     }
     // The provenance's origin, as the contract names it (the metadata's, repeated beside the device).
     members.append(("origin", .string(event.metadata.origin)))
-    // The data subjects whose values the payload holds sealed (part of the record, and so of
-    // its chain value).
+    // The data subjects whose sealed values the payload holds: the record lists them, and its
+    // chain value covers them.
     if !event.subjects.isEmpty {
       members.append(("subjects", .array(event.subjects.map { .string($0.lowercasedString) })))
     }
@@ -217,6 +218,18 @@ enum EventJSON {
       }
       provenance = RecordedEvent.Provenance(device: device, sequence: try unsigned("deviceSeq"))
     }
+    var subjects: [UUID] = []
+    if let value = object["subjects"] {
+      guard let items = value.items, items.count <= 255 else {
+        throw fail("field 'subjects' must be an array of at most 255 UUIDs")
+      }
+      for item in items {
+        guard let text = item.string, let subject = UUID(uuidString: text) else {
+          throw fail("field 'subjects' must be an array of at most 255 UUIDs")
+        }
+        subjects.append(subject)
+      }
+    }
     guard let recordedAt = ISO8601.date(from: try string("recordedAt")) else {
       throw fail("field 'recordedAt' is not an ISO 8601 date")
     }
@@ -232,16 +245,6 @@ enum EventJSON {
     let metadata = EventMetadata(
       correlationID: try optionalUUID("correlationId"), causationID: try optionalUUID("causationId"),
       origin: metadataObject["origin"]?.string ?? "")
-    var subjects: [UUID] = []
-    if let value = object["subjects"] {
-      guard let items = value.items else { throw fail("field 'subjects' must be an array of UUIDs") }
-      for item in items {
-        guard let text = item.string, let subject = UUID(uuidString: text) else {
-          throw fail("field 'subjects' must be an array of UUIDs")
-        }
-        subjects.append(subject)
-      }
-    }
     var skipped: (kind: EventStore.SkippedEvent.Kind, reason: String)?
     if let value = object["skipped"] {
       let kinds: [String: EventStore.SkippedEvent.Kind] = [
@@ -341,7 +344,8 @@ struct ParsedLine {
       of: RecordCodec.Fields(
         sequence: sequence, version: version,
         recordedAtMicroseconds: (event.recordedAt ?? Date(timeIntervalSince1970: 0)).microsecondsSince1970,
-        event: event, stream: stream, provenance: provenance, previousChain: previous))
+        event: event, stream: stream, provenance: provenance, subjects: event.subjects,
+        previousChain: previous))
   }
 }
 
