@@ -28,7 +28,9 @@ enum DomainJSON {
       ("createdAt", .string(ISO8601.string(from: booking.createdAt))),
       ("customerId", .optional(booking.customerID?.lowercasedString)),
     ]
-    if !booking.erasedFields.isEmpty { members.append(("erased", .array(booking.erasedFields.map(JSONValue.string)))) }
+    if !booking.erasedFields.isEmpty {
+      members.append(("erased", .array(booking.erasedFields.map(JSONValue.string))))
+    }
     if !booking.unavailableFields.isEmpty {
       members.append(("unavailable", .array(booking.unavailableFields.map(JSONValue.string))))
     }
@@ -52,7 +54,8 @@ enum DomainTables {
       table.append([
         ISO8601.string(from: booking.date), booking.restaurantName, String(booking.partySize),
         Self.personal(booking.customerName, "customerName", of: booking),
-        booking.notes ?? (booking.erasedFields.contains("notes") ? "(erased)" : ""), booking.id.lowercasedString,
+        booking.notes ?? (booking.erasedFields.contains("notes") ? "(erased)" : ""),
+        booking.id.lowercasedString,
       ])
     }
     return table.rendered() + "\(bookings.count) booking\(bookings.count == 1 ? "" : "s")\n"

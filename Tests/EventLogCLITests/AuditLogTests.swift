@@ -33,7 +33,8 @@ struct AuditLogTests {
     var event = try NewEvent(
       BookingCreated(
         bookingID: id, restaurantID: try #require(UUID(uuidString: pastaID)), restaurantName: "Pasta Palace",
-        date: Date(timeIntervalSince1970: 4_000_000_000), partySize: 3, customerID: testCustomerID, customerName: "Edsger", notes: nil,
+        date: Date(timeIntervalSince1970: 4_000_000_000), partySize: 3, customerID: testCustomerID,
+        customerName: "Edsger", notes: nil,
         createdAt: Date(timeIntervalSince1970: 1_000_000_000)),
       metadata: EventMetadata(origin: "tablet"))
     event.recordedAt = Date(timeIntervalSince1970: 1_000_000_000)

@@ -60,7 +60,8 @@ struct ExportManifestTests {
     var lines = Self.lines(text)
     // The last booking's restaurant name changed: its record's chain value no longer matches.
     let linus = try #require(lines.lastIndex { $0.contains(#""type":"BookingCreated""#) })
-    lines[linus] = lines[linus].replacingOccurrences(of: #""restaurantName":""#, with: #""restaurantName":"X"#)
+    lines[linus] = lines[linus].replacingOccurrences(
+      of: #""restaurantName":""#, with: #""restaurantName":"X"#)
     let edited = try cli.file("edited.jsonl", lines.joined(separator: "\n") + "\n")
     let copy = InProcessCLI()
     let refused = await copy("import", edited)

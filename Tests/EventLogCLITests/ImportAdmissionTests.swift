@@ -290,7 +290,8 @@ struct ImportAdmissionTests {
     var store: EventStore? = try EventStore(path: cli.database, schema: .restaurantBooking)
     let created = BookingCreated(
       bookingID: booking, restaurantID: UUID(uuidString: pastaID) ?? UUID(), restaurantName: "Pasta Palace",
-      date: Date(timeIntervalSince1970: 4_000_000_000), partySize: 2, customerID: testCustomerID, customerName: "Eve", notes: nil,
+      date: Date(timeIntervalSince1970: 4_000_000_000), partySize: 2, customerID: testCustomerID,
+      customerName: "Eve", notes: nil,
       createdAt: Date(timeIntervalSince1970: 1_800_000_000))
     let outcomes = try await store?.ingest([
       EventStore.IngestedEvent(stream: lower, event: try NewEvent(created)),

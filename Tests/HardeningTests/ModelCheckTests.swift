@@ -221,7 +221,9 @@ struct ModelRun {
     guard let customerID = booking.customerID, known == nil || customerID == known,
       !others.contains(customerID)
     else {
-      throw ModelMismatch("created \(booking) with customer ID \(String(describing: booking.customerID)), expected \(String(describing: known))")
+      throw ModelMismatch(
+        "created \(booking) with customer ID \(String(describing: booking.customerID)), expected \(String(describing: known))"
+      )
     }
     let expected = Booking(
       id: booking.id, restaurantID: restaurant.id, restaurantName: restaurant.name, date: date,

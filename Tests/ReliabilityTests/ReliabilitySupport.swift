@@ -464,7 +464,8 @@ struct DomainEvents {
     let event = BookingCreated(
       bookingID: id, restaurantID: restaurant?.id ?? UUID(), restaurantName: restaurant?.name ?? "Walk-in",
       date: Date(timeIntervalSinceReferenceDate: Double(800_000_000 + random.next() % 100_000_000)),
-      partySize: Int(1 + random.next() % 12), customerID: testCustomerID, customerName: "Guest \(random.next() % 100_000)",
+      partySize: Int(1 + random.next() % 12), customerID: testCustomerID,
+      customerName: "Guest \(random.next() % 100_000)",
       notes: random.next() % 3 == 0 ? "window seat" : nil,
       createdAt: Date(timeIntervalSinceReferenceDate: 780_000_000))
     return EventStore.StreamAppend(

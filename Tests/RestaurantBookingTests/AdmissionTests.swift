@@ -29,7 +29,8 @@ struct AdmissionTests {
       BookingCreated(
         bookingID: id, restaurantID: UUID(), restaurantName: restaurant,
         date: Date(timeIntervalSince1970: 4e9),
-        partySize: party, customerID: testCustomerID, customerName: name, notes: notes, createdAt: Date(timeIntervalSince1970: 1e9)))
+        partySize: party, customerID: testCustomerID, customerName: name, notes: notes,
+        createdAt: Date(timeIntervalSince1970: 1e9)))
   }
 
   @Test func aWellFormedBookingIsAdmittedWhateverItsPartySizeOrDate() throws {

@@ -108,7 +108,8 @@ struct BookingsProjectionUpgradeTests {
       for days in [4.0, 1, 3] {
         let event = BookingCreated(
           bookingID: UUID.version7(), restaurantID: uuid(0), restaurantName: "Restaurant 0",
-          date: future(days: days), partySize: 2, customerID: testCustomerID, customerName: "Ada", notes: nil, createdAt: fixedNow)
+          date: future(days: days), partySize: 2, customerID: testCustomerID, customerName: "Ada", notes: nil,
+          createdAt: fixedNow)
         created.append(event)
         try await store.append(
           [try NewEvent(event)], to: RestaurantBookingStreams.booking(event.bookingID),

@@ -46,7 +46,8 @@ struct BookingsHookTests {
         event = BookingCreated(
           bookingID: id, restaurantID: random.uuid(), restaurantName: names[index % names.count],
           date: Date(timeIntervalSince1970: Double(random.next() % 1_000_000_000)),
-          partySize: Int(random.next() % 20) + 1, customerID: testCustomerID, customerName: names[(index / 2) % names.count],
+          partySize: Int(random.next() % 20) + 1, customerID: testCustomerID,
+          customerName: names[(index / 2) % names.count],
           notes: index % 4 == 0 ? nil : names[(index / 3) % names.count], createdAt: fixedNow)
       } else {
         // A known booking (perhaps deleted already), or one never created.

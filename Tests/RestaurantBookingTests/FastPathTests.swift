@@ -56,7 +56,8 @@ struct FastPathTests {
     try Self.check(
       BookingCreated(
         bookingID: UUID(), restaurantID: UUID(), restaurantName: text(), date: date,
-        partySize: Int.random(in: Int.min...Int.max, using: &random), customerID: testCustomerID, customerName: text(),
+        partySize: Int.random(in: Int.min...Int.max, using: &random), customerID: testCustomerID,
+        customerName: text(),
         notes: seed % 2 == 0 ? nil : text(), createdAt: date.addingTimeInterval(0.123)))
     try Self.check(BookingDeleted(bookingID: UUID()))
     try Self.check(RestaurantAdded(restaurantID: UUID(), name: text(), cuisine: text()))

@@ -18,7 +18,8 @@ struct RowLayoutTests {
       let row = BookingRow(
         BookingCreated(
           bookingID: Self.id1, restaurantID: Self.id2, restaurantName: longName,
-          date: Date(timeIntervalSince1970: 1_900_000_000.5), partySize: 4, customerID: testCustomerID, customerName: "Ada",
+          date: Date(timeIntervalSince1970: 1_900_000_000.5), partySize: 4, customerID: testCustomerID,
+          customerName: "Ada",
           notes: notes, createdAt: Date(timeIntervalSince1970: -1.25)))
       var expected: [UInt8] = [1]
       expected += Self.bytes(of: Self.id1.uuid) + Self.bytes(of: Self.id2.uuid)
@@ -68,7 +69,8 @@ struct RowLayoutTests {
       BookingCreated(
         bookingID: Self.id1, restaurantID: Self.id2, restaurantName: "Pasta",
         date: Date(timeIntervalSince1970: 0),
-        partySize: 2, customerID: testCustomerID, customerName: "Ada", notes: nil, createdAt: Date(timeIntervalSince1970: 0)))
+        partySize: 2, customerID: testCustomerID, customerName: "Ada", notes: nil,
+        createdAt: Date(timeIntervalSince1970: 0)))
     #expect(throws: RowError.unreadable(row: "booking", reason: "truncated at byte 17")) {
       _ = try BookingRow(Array(booking.bytes.prefix(20)))
     }
@@ -139,7 +141,8 @@ struct RowLayoutTests {
     let created = BookingCreated(
       bookingID: Self.id1, restaurantID: Self.id2, restaurantName: "Pasta",
       date: Date(timeIntervalSince1970: 0),
-      partySize: 2, customerID: testCustomerID, customerName: "Ada", notes: "x", createdAt: Date(timeIntervalSince1970: 1))
+      partySize: 2, customerID: testCustomerID, customerName: "Ada", notes: "x",
+      createdAt: Date(timeIntervalSince1970: 1))
     let payload = try BinaryEncoder().encode(created)
     var damaged: [[UInt8]] = (0..<payload.count).map { Array(payload.prefix($0)) }  // every truncation
     damaged.append(payload + [0])  // a trailing byte

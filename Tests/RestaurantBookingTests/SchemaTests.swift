@@ -66,7 +66,8 @@ struct SchemaTests {
     let created = try NewEvent(
       BookingCreated(
         bookingID: id, restaurantID: UUID(), restaurantName: "Pasta", date: Date(timeIntervalSince1970: 4e9),
-        partySize: 2, customerID: testCustomerID, customerName: "Ada", notes: nil, createdAt: Date(timeIntervalSince1970: 1e9)))
+        partySize: 2, customerID: testCustomerID, customerName: "Ada", notes: nil,
+        createdAt: Date(timeIntervalSince1970: 1e9)))
     // The booking rules: a booking on its own stream is admitted, on a note's stream it is not.
     #expect(
       admission.verdict(for: Notes.recorded(created, stream: RestaurantBookingStreams.booking(id)))

@@ -114,11 +114,13 @@ struct EventLogSystem: BenchmarkSystem {
   /// The outcome line of a replay (``ReadModelFingerprint``): the listings in name and date
   /// order, and the replay's by-ID tables.
   static func outcome(
-    of replay: EventStore.ReplayResult, keyring: SubjectKeyring, restaurants: [Restaurant], bookings: [Booking]
+    of replay: EventStore.ReplayResult, keyring: SubjectKeyring, restaurants: [Restaurant],
+    bookings: [Booking]
   ) throws -> String {
     try outcome(
       restaurants: RestaurantsProjection.table.reader(in: replay),
-      bookings: BookingsProjection.table.reader(in: replay), keyring: keyring, listed: (restaurants, bookings))
+      bookings: BookingsProjection.table.reader(in: replay), keyring: keyring, listed: (restaurants, bookings)
+    )
   }
 
   /// The outcome line (``ReadModelFingerprint``) of the read models behind two table readers, a

@@ -71,7 +71,8 @@ public struct AppSchema: Sendable {
     // An app that shares its streams shares its erasures: they must reach every copy.
     self.replicatedStreams =
       replicatedStreams.isEmpty
-      ? replicatedStreams : replicatedStreams.union(AppSchema.StreamSelection(prefixes: [SubjectErased.streamPrefix]))
+      ? replicatedStreams
+      : replicatedStreams.union(AppSchema.StreamSelection(prefixes: [SubjectErased.streamPrefix]))
     self.streamNames = streamNames
     self.modules = [name]
     // The layer's own event types follow the layer's rules, whatever the app's admission.

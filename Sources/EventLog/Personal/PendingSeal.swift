@@ -21,7 +21,6 @@ package struct PendingSeal: Sendable, Hashable {
   }
 }
 
-
 extension BinaryEncoder {
   /// Encodes the payload of new event `eventID` into a new byte array, with its ``Personal``
   /// values as placeholders that the append seals.

@@ -171,7 +171,8 @@ extension Personal: BinaryEncodingInterception {
           self,
           EncodingError.Context(
             codingPath: state.codingPath,
-            debugDescription: "a personal value is sealed when its event is created (NewEvent); it cannot be encoded here"
+            debugDescription:
+              "a personal value is sealed when its event is created (NewEvent); it cannot be encoded here"
           ))
       }
       let field = state.codingPath.map(\.stringValue).joined(separator: ".")
@@ -194,7 +195,8 @@ extension BinaryReader {
     do throws(BinaryReadFailure) {
       return Personal(storedBytes: try cursor.readByteArray())
     } catch {
-      throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: error.message))
+      throw DecodingError.dataCorrupted(
+        DecodingError.Context(codingPath: [], debugDescription: error.message))
     }
   }
 }
@@ -208,7 +210,8 @@ extension BinaryReader {
       let bytes = try cursor.readByteArrayRange()
       return UnsafeRawBufferPointer(rebasing: cursor.buffer[bytes])
     } catch {
-      throw DecodingError.dataCorrupted(DecodingError.Context(codingPath: [], debugDescription: error.message))
+      throw DecodingError.dataCorrupted(
+        DecodingError.Context(codingPath: [], debugDescription: error.message))
     }
   }
 }
@@ -254,7 +257,9 @@ extension RowReader {
   }
 
   /// A ``RowWriter/optionalPersonal(_:)``.
-  public mutating func optionalPersonal<Value>(_ type: Value.Type = Value.self) throws(RowError)
+  public mutating func optionalPersonal<Value>(
+    _ type: Value.Type = Value.self
+  ) throws(RowError)
     -> Personal<Value>?
   {
     switch try byte() {

@@ -55,7 +55,9 @@ struct SubjectKeyDatabase {
   /// Stores `key` for `subject` unless the subject has a key or is erased.
   /// - Returns: whether it was stored.
   @discardableResult
-  func store(_ key: [UInt8], createdAtMicroseconds: Int64, for subject: UUID, in txn: WriteTransaction) throws
+  func store(
+    _ key: [UInt8], createdAtMicroseconds: Int64, for subject: UUID, in txn: WriteTransaction
+  ) throws
     -> Bool
   {
     guard key.count == XChaCha20Poly1305.keyLength else { return false }
@@ -95,7 +97,8 @@ struct SubjectKeyDatabase {
               StoredKey(
                 key: Array(value[0..<XChaCha20Poly1305.keyLength]),
                 createdAtMicroseconds: Int64(
-                  littleEndian: value.loadUnaligned(fromByteOffset: XChaCha20Poly1305.keyLength, as: Int64.self)))
+                  littleEndian: value.loadUnaligned(
+                    fromByteOffset: XChaCha20Poly1305.keyLength, as: Int64.self)))
             ))
         }
         found = try cursor.move(.next)

@@ -7,8 +7,9 @@ public struct DataSubject: Sendable, Hashable, Identifiable {
   public var id: UUID
   /// How many events hold its personal values.
   public var events: Int
-  /// The first and the last of them (sequences); `nil` when none is here.
+  /// The first of them (its sequence); `nil` when none is here.
   public var firstSequence: UInt64?
+  /// The last of them (its sequence); `nil` when none is here.
   public var lastSequence: UInt64?
   /// Whether this environment holds its key (its values open here).
   public var hasKey: Bool
@@ -147,8 +148,8 @@ extension EventStore {
           var stored = 0
           for key in keys
           where try database.store(
-            key.key, createdAtMicroseconds: RecordCodec.microseconds(key.createdAt), for: key.subject, in: txn)
-          {
+            key.key, createdAtMicroseconds: RecordCodec.microseconds(key.createdAt), for: key.subject, in: txn
+          ) {
             stored += 1
           }
           return stored

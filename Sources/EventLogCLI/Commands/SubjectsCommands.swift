@@ -6,7 +6,8 @@ import Foundation
 struct SubjectsCommand: CLICommand {
   static let configuration = CommandConfiguration(
     name: "subjects",
-    abstract: "List the data subjects whose personal data the log holds, with their event counts and erasures.",
+    abstract:
+      "List the data subjects whose personal data the log holds, with their event counts and erasures.",
     discussion: """
       A data subject is the person personal values belong to (in the example app, a customer). Each event \
       lists the subjects whose values it holds sealed; a subject's values open with its key, which lives \
@@ -90,7 +91,8 @@ struct EraseCommand: CLICommand {
     do {
       switch try await store.erase(subject: subject, reason: reason) {
       case .erased(let sequence):
-        return "erased subject \(subject.lowercasedString): its key is destroyed (SubjectErased, seq \(sequence))"
+        return
+          "erased subject \(subject.lowercasedString): its key is destroyed (SubjectErased, seq \(sequence))"
       case .alreadyErased(let erasedAt, let event):
         return "subject \(subject.lowercasedString) was erased already, at \(ISO8601.string(from: erasedAt)) "
           + "(event \(event.lowercasedString)): nothing appended"

@@ -197,7 +197,8 @@ struct EventGenerator {
       date: Date(
         timeIntervalSinceReferenceDate: Double(Int.random(in: 800_000_000...900_000_000, using: &random))),
       partySize: Int.random(in: 1...12, using: &random), customerID: UUID(),
-      customerName: "Guest \(random.next() % 100_000)", notes: notes, createdAt: Date(timeIntervalSinceReferenceDate: 780_000_000))
+      customerName: "Guest \(random.next() % 100_000)", notes: notes,
+      createdAt: Date(timeIntervalSinceReferenceDate: 780_000_000))
     return EventStore.StreamAppend(
       stream: RestaurantBookingStreams.booking(id), expectedVersion: .noStream,
       // Sealed here, with one key for every customer, so that the event acknowledged is the event
