@@ -62,7 +62,7 @@ private protocol ProbedDictionary {}
 extension Dictionary: ProbedDictionary {}
 
 /// The probe of one value: its kind, learned from the calls its type's `init(from:)` makes.
-private final class LayoutProbe: Decoder {
+private final class LayoutProbe: Decoder, PayloadLayoutProbing {
   let codingPath: [any CodingKey] = []
   var userInfo: [CodingUserInfoKey: Any] { [:] }
   let path: String

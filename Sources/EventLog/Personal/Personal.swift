@@ -92,7 +92,7 @@ extension Personal: Codable {
   /// Base64 is not a whole sealed value is text.
   public init(from decoder: any Decoder) throws {
     let container = try decoder.singleValueContainer()
-    if decoder is any BinaryDecoding {
+    if decoder is any BinaryDecoding || decoder is any PayloadLayoutProbing {
       self.init(storedBytes: Array(try container.decode(Data.self)))
     } else if let data = try? container.decode(Data.self), let sealed = SealedValue(bytes: Array(data)) {
       self.init(content: .sealed(sealed))
@@ -144,6 +144,10 @@ extension Personal: Codable {
 
 /// `BinaryDecoder`'s decoder: a ``Personal`` value reads its stored bytes as they are.
 protocol BinaryDecoding {}
+
+/// The decoder that learns a type's layout (``PayloadLayout/init(probing:)``): a ``Personal``
+/// value is `Data` to it.
+protocol PayloadLayoutProbing {}
 
 /// `BinaryEncoder`'s encoder: a ``Personal`` value writes its stored bytes as they are.
 protocol BinaryEncoding {}
