@@ -52,4 +52,27 @@ public enum XChaCha20Poly1305 {
     guard result == 0 else { return nil }
     return Array(plaintext.prefix(Int(length)))
   }
+
+  /// Seals `plaintext` into `output`, which is exactly its sealed size (a random nonce, then the
+  /// ciphertext and tag), with the `associatedData` bound: the form of ``seal(_:key:associatedData:)``
+  /// that writes in place, allocating nothing.
+  /// - Precondition: `key` is 32 bytes and `output` is `nonceLength + plaintext.count + tagLength`
+  ///   bytes.
+  public static func seal(
+    _ plaintext: [UInt8], key: [UInt8], associatedData: UnsafeRawBufferPointer,
+    into output: UnsafeMutableRawBufferPointer
+  ) {
+    precondition(key.count == keyLength, "an XChaCha20-Poly1305 key is 32 bytes")
+    precondition(output.count == nonceLength + plaintext.count + tagLength, "sealed output of the wrong size")
+    guard let base = output.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+    Sodium.ready()
+    randombytes_buf(base, nonceLength)
+    var length: UInt64 = 0
+    let result = crypto_aead_xchacha20poly1305_ietf_encrypt(
+      base + nonceLength, &length, plaintext, UInt64(plaintext.count),
+      associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count), nil, base,
+      key)
+    precondition(
+      result == 0 && Int(length) == plaintext.count + tagLength, "XChaCha20-Poly1305 sealing failed")
+  }
 }

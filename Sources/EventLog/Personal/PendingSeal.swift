@@ -1,4 +1,5 @@
 import Foundation
+import Sodium
 
 /// A personal value encoded in a new event's payload but not sealed yet: the append seals it in
 /// place with its subject's key (``EventStore``'s write batch), where the key is at hand.
@@ -15,9 +16,14 @@ package struct PendingSeal: Sendable, Hashable {
   /// Writes the sealed value into `payload` (which holds its header and zeros in its place)
   /// under `key`.
   func seal(in payload: inout [UInt8], key: [UInt8]) {
-    let headerRange = offset..<(offset + headerCount)
-    let sealed = SealedValue.seal(plaintext, header: Array(payload[headerRange]), key: key)
-    payload.replaceSubrange(offset..<(offset + sealed.count), with: sealed)
+    let sealedCount = XChaCha20Poly1305.nonceLength + plaintext.count + XChaCha20Poly1305.tagLength
+    payload.withUnsafeMutableBytes { bytes in
+      let header = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + headerCount)])
+      let start = offset + headerCount
+      XChaCha20Poly1305.seal(
+        plaintext, key: key, associatedData: header,
+        into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<(start + sealedCount)]))
+    }
   }
 }
 

@@ -175,20 +175,46 @@ extension Personal: BinaryEncodingInterception {
           self,
           EncodingError.Context(
             codingPath: state.codingPath,
-            debugDescription:
-              "a personal value is sealed when its event is created (NewEvent); it cannot be encoded here"
+            debugDescription: "a personal value is sealed when its event is created (NewEvent); it cannot be encoded here"
           ))
       }
-      let field = state.codingPath.map(\.stringValue).joined(separator: ".")
-      let plaintext = try BinaryEncoder().encode(value)
-      let header = SealedValue.header(subject: subject, eventID: eventID, field: field)
-      let size = SealedValue.size(headerCount: header.count, plaintextCount: plaintext.count)
+      // The value's BinaryEncoder bytes (a String's written directly: the common case).
+      let plaintext: [UInt8]
+      if Value.self == String.self {
+        var text = BinaryCodingSupport.identityCast(value, to: String.self)
+        plaintext = text.withUTF8 { utf8 in
+          var bytes: [UInt8] = []
+          bytes.reserveCapacity(utf8.count + 2)
+          var length = UInt64(utf8.count)
+          repeat {
+            let low = UInt8(length & 0x7F)
+            length >>= 7
+            bytes.append(length == 0 ? low : low | 0x80)
+          } while length != 0
+          bytes.append(contentsOf: utf8)
+          return bytes
+        }
+      } else {
+        plaintext = try BinaryEncoder().encode(value)
+      }
+      // The header, written in place: a field at the top level is named by its key alone.
+      let path = state.codingPath
+      let field = path.count == 1 ? path[0].stringValue : path.map(\.stringValue).joined(separator: ".")
+      var name = field
+      let nameCount = name.withUTF8 { min($0.count, SealedValue.maximumFieldLength) }
+      let headerCount = SealedValue.fixedHeaderSize + nameCount
+      let size = SealedValue.size(headerCount: headerCount, plaintextCount: plaintext.count)
       state.writeUnsigned(UInt64(size))
       let offset = state.byteCount
-      header.withUnsafeBytes { state.writeRaw($0) }
-      state.writeZeros(size - header.count)
+      state.writeByte(SealedValue.marker)
+      state.writeByte(SealedValue.version)
+      state.writeUUID(subject)
+      state.writeUUID(eventID)
+      state.writeByte(UInt8(nameCount))
+      name.withUTF8 { state.writeRaw(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0)[..<nameCount])) }
+      state.writeZeros(size - headerCount)
       state.pendingSeals.append(
-        PendingSeal(offset: offset, headerCount: header.count, subject: subject, plaintext: plaintext))
+        PendingSeal(offset: offset, headerCount: headerCount, subject: subject, plaintext: plaintext))
     }
   }
 }

@@ -17,18 +17,19 @@ extension WriteBatch {
   func sealed(_ event: NewEvent) throws -> NewEvent {
     guard let keys = store.schema.subjectKeys else { throw EventStoreError.readOnly(path: store.path) }
     var event = event
-    var known: [UUID: [UInt8]] = [:]
+    // An event's values are mostly of one subject: the last key found is kept.
+    var last: (subject: UUID, key: [UInt8])?
     for seal in event.pendingSeals {
       let key: [UInt8]
-      if let cached = known[seal.subject] {
-        key = cached
+      if let last, last.subject == seal.subject {
+        key = last.key
       } else if let stored = try keys.key(of: seal.subject, in: txn) {
         key = stored.key
       } else {
         key = XChaCha20Poly1305.generateKey()
         try keys.store(key, createdAtMicroseconds: wallClock, for: seal.subject, in: txn)
       }
-      known[seal.subject] = key
+      last = (seal.subject, key)
       seal.seal(in: &event.payload, key: key)
     }
     event.pendingSeals = []
