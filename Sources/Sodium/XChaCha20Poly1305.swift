@@ -66,11 +66,12 @@ public enum XChaCha20Poly1305 {
     precondition(output.count == nonceLength + plaintext.count + tagLength, "sealed output of the wrong size")
     guard let base = output.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
     Sodium.ready()
-    randombytes_buf(base, nonceLength)
+    NoncePool.fill(UnsafeMutableRawBufferPointer(start: base, count: nonceLength))
     var length: UInt64 = 0
     let result = crypto_aead_xchacha20poly1305_ietf_encrypt(
       base + nonceLength, &length, plaintext, UInt64(plaintext.count),
-      associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count), nil, base,
+      associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count), nil,
+      base,
       key)
     precondition(
       result == 0 && Int(length) == plaintext.count + tagLength, "XChaCha20-Poly1305 sealing failed")

@@ -175,7 +175,8 @@ extension Personal: BinaryEncodingInterception {
           self,
           EncodingError.Context(
             codingPath: state.codingPath,
-            debugDescription: "a personal value is sealed when its event is created (NewEvent); it cannot be encoded here"
+            debugDescription:
+              "a personal value is sealed when its event is created (NewEvent); it cannot be encoded here"
           ))
       }
       // The value's BinaryEncoder bytes (a String's written directly: the common case).
@@ -211,7 +212,9 @@ extension Personal: BinaryEncodingInterception {
       state.writeUUID(subject)
       state.writeUUID(eventID)
       state.writeByte(UInt8(nameCount))
-      name.withUTF8 { state.writeRaw(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0)[..<nameCount])) }
+      name.withUTF8 {
+        state.writeRaw(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0)[..<nameCount]))
+      }
       state.writeZeros(size - headerCount)
       state.pendingSeals.append(
         PendingSeal(offset: offset, headerCount: headerCount, subject: subject, plaintext: plaintext))
