@@ -18,6 +18,14 @@ struct ReplicationBenchmarkTests {
   /// Not a multiple of the push batch (500) or the pull page (1000): the last batch and page are short.
   static let size = 1_234
 
+  /// The fixture's customers (data subjects): one key each, which every system pushes and pulls.
+  static let customers = Set(
+    Fixtures.bookingCreations(count: size).compactMap { record -> UUID? in
+      guard case .bookingCreated(let booking) = record.event else { return nil }
+      return EventLogSystem.customerID(of: booking.customerName ?? "")
+    }
+  ).count
+
   init() throws {
     let server = try PostgresTestServer.shared()
     BenchmarkServer.endpoint = BenchmarkServer.Endpoint(directory: server.directory, port: server.port)
@@ -36,9 +44,13 @@ struct ReplicationBenchmarkTests {
     #expect(eventlog.contains(" fingerprint="))
     // The server's chain recomputes from the rows; one head attested per batch.
     #expect(eventlog.contains(" chainBreaks=0 attested=3 heads="), "\(eventlog)")
-    // The mark, the device key, the owner, and per event its acknowledgement and its server
-    // position (both ways).
-    #expect(eventlog.contains(" localMark=\(Self.size) stateEntries=\(3 * Self.size + 3) state="))
+    // A key per customer on the server (pushed through `eventlog_api.push_keys`).
+    #expect(Self.customers > 1 && eventlog.contains(" keys=\(Self.customers) keysHash="), "\(eventlog)")
+    // The mark, the device key, the owner, per event its acknowledgement and its server position
+    // (both ways), and per customer the note that the server answered for its key.
+    #expect(
+      eventlog.contains(" localMark=\(Self.size) stateEntries=\(3 * Self.size + 3 + Self.customers) state="),
+      "\(eventlog)")
     // `owned=` counts each system's rows under its owner key: eventlog-https's is the user's
     // (`user:<auth.uid()>`), which only the API's functions derive, from the access token.
     for (system, outcome) in outcomes { #expect(outcome == eventlog, "\(system.rawValue)") }
@@ -50,10 +62,11 @@ struct ReplicationBenchmarkTests {
     let eventlog = try #require(outcomes.first?.1)
     #expect(eventlog.hasPrefix("pulled=\(Self.size) events=\(Self.size) cursor=\(Self.size) cursorEvent="))
     #expect(eventlog.contains(" restaurants=0 bookings=\(Self.size) fingerprint="))
-    // The cursor, the owner, the server's chain head, and per event where it came from and its
-    // server position (both ways).
+    // The cursor, the owner, the server's chain head, per event where it came from and its
+    // server position (both ways), the key cursor and per customer the note of its key.
     #expect(eventlog.contains(" log="))
-    #expect(eventlog.contains(" stateEntries=\(3 * Self.size + 3) state="))
+    #expect(eventlog.contains(" keys=\(Self.customers) keysHash="), "\(eventlog)")
+    #expect(eventlog.contains(" stateEntries=\(3 * Self.size + 4 + Self.customers) state="), "\(eventlog)")
     #expect(!eventlog.contains("cursorEvent=-"))
     for (system, outcome) in outcomes { #expect(outcome == eventlog, "\(system.rawValue)") }
   }

@@ -1,3 +1,4 @@
+import EventLog
 import Foundation
 import TestKit
 import Testing
@@ -175,17 +176,25 @@ struct CommandLineTests {
       "Ada Lovelace", "--json")
     #expect(created.status == 0, "\(created)")
     let booking = try #require(try json(created) as? [String: Any])
+    // "erased" and "unavailable" appear only when they name a field.
     #expect(
       Set(booking.keys) == [
         "id", "restaurantId", "restaurantName", "date", "partySize", "customerName", "notes", "createdAt",
+        "customerId",
       ])
     #expect(booking["restaurantName"] as? String == "Pasta Palace")
     #expect(booking["date"] as? String == "2099-12-24T19:30:00.000000Z")
     #expect(booking["partySize"] as? Int == 4)
+    #expect(booking["customerName"] as? String == "Ada Lovelace")
     #expect(booking["notes"] is NSNull)
+    let customer = try #require(booking["customerId"] as? String)
+    #expect(UUID(uuidString: customer)?.lowercasedString == customer)
     let listed = try #require(try json(try cli("bookings", "list", "--json")) as? [[String: Any]])
     #expect(listed.count == 1)
     #expect(listed[0]["id"] as? String == booking["id"] as? String)
+    #expect(listed[0]["customerId"] as? String == customer)
+    #expect(listed[0]["customerName"] as? String == "Ada Lovelace")
+    #expect(Set(listed[0].keys) == Set(booking.keys))
 
     let log = try cli("log", "--json")
     let lines = log.stdout.split(separator: "\n")
@@ -222,6 +231,20 @@ struct CommandLineTests {
     #expect(verify["ok"] as? Bool == true)
     #expect(verify["events"] as? Int == head)
     #expect((verify["problems"] as? [Any])?.isEmpty == true)
+    #expect((verify["erasedSubjects"] as? [Any])?.isEmpty == true)
+
+    // The booking's customer is the log's one data subject, its key held here.
+    let createdSeq = try #require(
+      lines.firstIndex { $0.contains(#""type":"BookingCreated""#) }.map { $0 + 1 })
+    let subjects = try #require(try json(try cli("subjects", "--json")) as? [[String: Any]])
+    #expect(subjects.count == 1)
+    let subject = try #require(subjects.first)
+    #expect(Set(subject.keys) == ["subject", "events", "firstSeq", "lastSeq", "key", "erasedAt", "erasure"])
+    #expect(subject["subject"] as? String == customer)
+    #expect(subject["events"] as? Int == 1)
+    #expect(subject["firstSeq"] as? Int == createdSeq && subject["lastSeq"] as? Int == createdSeq)
+    #expect(subject["key"] as? Bool == true)
+    #expect(subject["erasedAt"] is NSNull && subject["erasure"] is NSNull)
 
     let replay = try cli("replay")
     #expect(replay.status == 0, "\(replay)")
@@ -229,6 +252,36 @@ struct CommandLineTests {
     #expect(replay.stdout.contains("replayed \(head) events"))
     #expect(try cli("replay", "--apply").status == 0)
     #expect(try cli("verify").status == 0)
+
+    // Forgetting the customer: the key is destroyed, the booking stays with its name erased, and
+    // subjects and verify name the erasure (the SubjectErased event, the last in the log).
+    let forget = try cli("bookings", "forget", "--customer", "Ada Lovelace", "--reason", "erasure request")
+    #expect(forget.status == 0 && forget.stdout.contains(customer), "\(forget)")
+    let lastLine = try #require(try cli("log", "--json").stdout.split(separator: "\n").last)
+    let erasure = try #require(
+      try JSONSerialization.jsonObject(with: Data(lastLine.utf8)) as? [String: Any])
+    #expect(erasure["type"] as? String == "SubjectErased" && erasure["seq"] as? Int == head + 1)
+    #expect(erasure["stream"] as? String == "subject-" + customer)
+    let erasureID = try #require(erasure["id"] as? String)
+    let afterErasure = try #require(try json(try cli("subjects", "--json")) as? [[String: Any]])
+    #expect(afterErasure.first?["key"] as? Bool == false)
+    #expect(afterErasure.first?["erasure"] as? String == erasureID)
+    let erasedAt = try #require(afterErasure.first?["erasedAt"] as? String)
+    #expect(ISO8601.date(from: erasedAt) != nil)
+    let verified = try #require(try json(try cli("verify", "--json")) as? [String: Any])
+    #expect(verified["ok"] as? Bool == true)
+    let erased = try #require(verified["erasedSubjects"] as? [[String: String]])
+    #expect(erased == [["subject": customer, "erasedAt": erasedAt, "event": erasureID]])
+    let forgotten = try #require(try json(try cli("bookings", "list", "--json")) as? [[String: Any]])
+    #expect(forgotten.count == 1)
+    #expect(forgotten.first?["id"] as? String == booking["id"] as? String)
+    #expect(forgotten.first?["customerId"] as? String == customer)
+    #expect(forgotten.first?["partySize"] as? Int == 4)
+    #expect(forgotten.first?["customerName"] is NSNull)
+    #expect(forgotten.first?["erased"] as? [String] == ["customerName"])
+    #expect(forgotten.first?["unavailable"] == nil)
+    let replayed = try cli("replay")
+    #expect(replayed.status == 0 && replayed.stdout.contains("match the live state"), "\(replayed)")
   }
 
   @Test("log filters by stream, type and range, and limits")

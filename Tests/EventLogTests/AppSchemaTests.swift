@@ -14,12 +14,19 @@ struct AppSchemaTests {
     let app = AppSchema(name: "app", composing: [Self.notes(), Self.tasks()])
     #expect(app.name == "app")
     #expect(app.modules == ["notes", "tasks"])
-    #expect(app.eventTypes.typeNames == ["NoteAdded", "NoteRemoved", "TaskAdded", "TaskDone"])
+    // The layer's erasure is registered by every schema, once.
+    #expect(
+      app.eventTypes.typeNames == ["NoteAdded", "NoteRemoved", "SubjectErased", "TaskAdded", "TaskDone"])
     #expect(app.projections.map(\.name) == ["notes", "tasks"])
     #expect(app.knows(eventType: "TaskDone") && !app.knows(eventType: "Poison"))
-    #expect(app.replicatedStreams == AppSchema.StreamSelection(prefixes: ["note-", "task-", "inbox"]))
+    // An app that replicates also replicates its erasures (`subject-`); one that replicates
+    // nothing does not.
+    #expect(
+      app.replicatedStreams == AppSchema.StreamSelection(prefixes: ["note-", "task-", "inbox", "subject-"]))
     #expect(app.isReplicated("task-1") && app.isReplicated("inbox") && !app.isReplicated("in"))
+    #expect(app.isReplicated(SubjectErased.stream(of: UUID())))
     #expect(!app.isReplicated("catalog"))
+    #expect(AppSchema(name: "local", eventTypes: [NoteAdded.self]).replicatedStreams == .none)
     // Each module spells its own streams; the others stay as stored.
     #expect(app.streamNames.displayed("task-ABC") == "task-abc")
     #expect(app.streamNames.stored("task-abc") == "task-ABC")

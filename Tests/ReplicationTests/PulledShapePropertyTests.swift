@@ -267,11 +267,18 @@ struct PulledShapes {
       bookings.append(booking)
     }
     var type = deleting ? BookingDeleted.eventType : BookingCreated.eventType
+    // The event's ID first: a well-formed booking's name is sealed for its event.
+    var id = random.uuid()
+    if fixedShape == nil, !ids.isEmpty, chance(5) {
+      id = pick(ids)
+      notes.append("repeated id")
+    }
+    ids.append(id)
     // The fields of a well-formed event of `type`, as raw JSON text, in order.
     var members: [(key: String, value: String)] =
       deleting
       ? [("bookingID", Self.quoted(booking.lowercasedString))]
-      : Self.created(booking: booking, restaurant: restaurant, random: &random)
+      : Self.created(booking: booking, restaurant: restaurant, eventID: id, random: &random)
     var stream = RestaurantBookingStreams.booking(booking)
     var schemaVersion: UInt16 = 1
     var whole: String?
@@ -340,12 +347,6 @@ struct PulledShapes {
       whole ?? "{"
       + members.map { Self.quotedKey($0.key) + (chance(20) ? " : " : ":") + $0.value }
       .joined(separator: chance(20) ? " ,\n" : ",") + "}"
-    var id = random.uuid()
-    if fixedShape == nil, !ids.isEmpty, chance(5) {
-      id = pick(ids)
-      notes.append("repeated id")
-    }
-    ids.append(id)
     let origin = pick(["co-device", "Zoë's phone", "tab\tbed", "", String(repeating: "o", count: 900)])
     let event = ServerEvent(
       position: position, id: id, originDevice: random.uuid(), originSequence: position, stream: stream,
@@ -356,20 +357,38 @@ struct PulledShapes {
     return (event, "\(type) \(notes.joined(separator: ", ")): \(payload.prefix(300))")
   }
 
-  /// A well-formed `BookingCreated`'s members, as raw JSON, with names of every kind.
+  /// The key the well-formed bookings' names are sealed with (a key the pulling device does not
+  /// hold: their names show as unavailable, which changes nothing a backup holds).
+  private static let customerKey = [UInt8](repeating: 28, count: 32)
+
+  /// A well-formed `BookingCreated`'s members, as raw JSON, with names of every kind: sealed for
+  /// event `eventID` (Base64, as a device of this build pushes them), or in clear (as a build
+  /// before sealing pushed them).
   private static func created(
-    booking: UUID, restaurant: UUID, random: inout SplitMix64
+    booking: UUID, restaurant: UUID, eventID: UUID, random: inout SplitMix64
   ) -> [(key: String, value: String)] {
-    let value = BookingCreated(
+    let name = ["Ada", "Zoë", "李", "A\u{1}b", "x y"][Int(random.next() % 5)]
+    let notes = random.next() % 2 == 0 ? nil : "by the window \u{1F600}"
+    var value = BookingCreated(
       bookingID: booking, restaurantID: restaurant, restaurantName: "Pasta Palace",
       date: Date(timeIntervalSinceReferenceDate: Double(random.next() % 1_000_000_000)),
       partySize: Int(random.next() % 30),
-      customerID: testCustomerID,
-      customerName: ["Ada", "Zoë", "李", "A\u{1}b", "x y"][Int(random.next() % 5)],
-      notes: random.next() % 2 == 0 ? nil : "by the window \u{1F600}",
+      customerID: testCustomerID, customerName: name, notes: notes,
       createdAt: Date(timeIntervalSinceReferenceDate: 800_000_000.123_456_7))
+    if random.next() % 4 == 0 {
+      value.customerName = Personal(storedBytes: Array(name.utf8))
+      value.notes = notes.map { Personal(storedBytes: Array($0.utf8)) }
+    } else if let sealed = try? NewEvent(value, id: eventID).sealingPendingValues(with: { _ in customerKey }),
+      let stored = try? BinaryDecoder().decode(BookingCreated.self, from: sealed.payload)
+    {
+      value = stored
+    }
     guard let json = try? PayloadJSONEncoder().encode(value), let members = try? JSONNode.parse(json).members
-    else { return [] }
+    else {
+      // (A plain value to seal does not render: the shapes would all be `{}`.)
+      Issue.record("a well-formed BookingCreated does not render as JSON")
+      return []
+    }
     return members.keys.sorted().compactMap { key in
       members[key].map { (key, String(decoding: $0.rendered, as: UTF8.self)) }
     }

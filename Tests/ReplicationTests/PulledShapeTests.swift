@@ -27,19 +27,29 @@ struct PulledShapeTests {
     return (phone, restaurant, String(decoding: PayloadConversionProbe.json(created), as: UTF8.self))
   }
 
-  /// Pushes, as a co-device would, a `BookingCreated` of a new booking whose payload is `json`
-  /// with the booking's ID replaced; returns the new booking's ID.
-  private func pushCreated(
-    _ json: String, from phone: Device, editing edit: (String) -> String
-  ) async throws -> UUID {
-    let created = try #require(try phone.store.events(from: 1).last)
-    let old = try created.decode(BookingCreated.self).bookingID
+  /// Pushes, as a co-device of the phone's would, a `BookingCreated` of a new booking by the
+  /// customer of the phone's booking, its name sealed for the new event under the customer's key
+  /// (which the phone pushed), its payload's JSON edited by `edit`; returns the new booking's ID.
+  private func pushCreated(from phone: Device, editing edit: (String) -> String) async throws -> UUID {
+    let created = try #require(try phone.store.events(from: 1).last).decode(BookingCreated.self)
+    let customer = try #require(created.customerID)
+    let key = try #require(try phone.store.subjectKeys().first { $0.subject == customer }).key
     let booking = UUID()
-    let payload = edit(json.replacingOccurrences(of: old.lowercasedString, with: booking.lowercasedString))
+    var copy = created
+    copy.bookingID = booking
+    copy.customerName = Personal("Ada", subject: customer)
+    let sealed = try NewEvent(copy).sealingPendingValues(with: { _ in key })
+    let recorded = RecordedEvent(
+      sequence: 1, id: sealed.id, stream: RestaurantBookingStreams.booking(booking), version: 1,
+      type: sealed.type, schemaVersion: sealed.schemaVersion, recordedAt: Date(), metadata: sealed.metadata,
+      payload: sealed.payload)
+    let json = String(decoding: PayloadConversionProbe.json(recorded), as: UTF8.self)
+    #expect(json.hasPrefix("{") && !json.contains("$binary"), "\(json)")
     let event = OutgoingEvent(
-      localSequence: 1, id: UUID(), stream: RestaurantBookingStreams.booking(booking),
+      localSequence: 1, id: sealed.id, stream: RestaurantBookingStreams.booking(booking),
       type: BookingCreated.eventType, schemaVersion: BookingCreated.schemaVersion,
-      payload: Array(payload.utf8), metadata: EventMetadata(origin: "co-device"), recordedAt: Date())
+      payload: Array(edit(json).utf8), metadata: EventMetadata(origin: "co-device"), recordedAt: Date(),
+      subjects: sealed.subjects)
     let outcomes = try await phone.transport.push([event], device: .random(), through: 1)
     #expect(outcomes.first.map { if case .stored = $0 { true } else { false } } == true, "\(outcomes)")
     return booking
@@ -83,7 +93,7 @@ struct PulledShapeTests {
     let ada = try fixture.customer("ada")
     let (phone, restaurant, json) = try await bookedPhone(ada)
     #expect(json.contains(#""partySize":2,"#))
-    _ = try await pushCreated(json, from: phone) {
+    _ = try await pushCreated(from: phone) {
       $0.replacingOccurrences(of: #""partySize":2,"#, with: #""partySize":\#(partySize),"#)
     }
 
@@ -104,8 +114,8 @@ struct PulledShapeTests {
   @Test func aPulledPayloadWithKeysItsTypeDoesNotReadKeepsThem() async throws {
     let fixture = try await ServerFixture()
     let ada = try fixture.customer("ada")
-    let (phone, restaurant, json) = try await bookedPhone(ada)
-    let booking = try await pushCreated(json, from: phone) {
+    let (phone, restaurant, _) = try await bookedPhone(ada)
+    let booking = try await pushCreated(from: phone) {
       #"{"table":4,"vip":{"since":[2020,{"x":null}]},"# + $0.dropFirst()
     }
 
@@ -113,8 +123,10 @@ struct PulledShapeTests {
     try await tablet.addRestaurant(id: restaurant)
     let pulled = try await tablet.pull()
     #expect(pulled.pulled == 2 && pulled.unreadable == 0, "\(pulled)")
-    // Folded: the booking is there, with what its type reads.
-    #expect(try await tablet.allBookings().map(\.id).contains(booking))
+    // Folded: the booking is there, with what its type reads (its name opens with the
+    // customer's key, which the pull brought).
+    let folded = try await tablet.allBookings().first { $0.id == booking }
+    #expect(folded?.customerName == "Ada" && folded?.unavailableFields == [], "\(String(describing: folded))")
     let stored = try #require(try tablet.store.events(from: 1).last)
     #expect(stored.payloadEncoding == .json)
     // The device's copy is the server's.
@@ -134,22 +146,27 @@ struct PulledShapeTests {
     try expectBackupRestores(tablet)
   }
 
-  /// Issue 28: a booking whose customer name holds a NUL cannot be on the server as JSON
-  /// (`jsonb` refuses `\u0000`), so one that entered a device was refused there for good. A
-  /// co-device can still push it as `$binary`; the pulling device stores it and skips it as
-  /// invalid (the domain's rules), counts it in `remote status`, lists it in `verify`, and its
-  /// backup restores it skipped.
+  /// Issue 28: a booking whose customer name holds a NUL in clear (as builds before sealing stored
+  /// names, and as a co-device may send one) cannot be on the server as JSON (`jsonb` refuses
+  /// `\u0000`), so one that entered a device was refused there for good. A co-device can still
+  /// push it as `$binary`; the pulling device stores it and skips it as invalid (the domain's
+  /// rules), counts it in `remote status`, lists it in `verify`, and its backup restores it
+  /// skipped.
   @Test func aBookingWithANULInItsNameIsKeptOutOfTheProjections() async throws {
     let fixture = try await ServerFixture()
     let ada = try fixture.customer("ada")
     let (phone, restaurant, json) = try await bookedPhone(ada)
     let created = try #require(try phone.store.events(from: 1).last)
     var nul = try created.decode(BookingCreated.self)
+    // The phone's name is sealed (Base64 in its JSON): the co-device's is in clear.
+    let sealedName = Data(try #require(nul.customerName.storedBytes)).base64EncodedString()
     nul.customerName = Personal(storedBytes: Array("A\u{0}da".utf8))
     let asJSON = OutgoingEvent(
       localSequence: 1, id: UUID(), stream: created.stream, type: created.type, schemaVersion: 1,
       payload: Array(
-        json.replacingOccurrences(of: #""customerName":"Ada""#, with: #""customerName":"A\u0000da""#).utf8),
+        json.replacingOccurrences(
+          of: #""customerName":"\#(sealedName)""#, with: #""customerName":"A\u0000da""#
+        ).utf8),
       metadata: EventMetadata(origin: "co-device"), recordedAt: Date())
     #expect(asJSON.payload != Array(json.utf8))
     // The server cannot hold it as JSON: PostgreSQL refuses the text (a push records it rejected).

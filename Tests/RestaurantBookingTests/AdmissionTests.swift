@@ -21,6 +21,7 @@ struct AdmissionTests {
     )
   }
 
+  /// A booking as the log stores it: the name and notes sealed (for this event).
   func created(
     name: String = "Ada", restaurant: String = "Pasta", id: UUID = Self.id, party: Int = 99,
     notes: String? = nil
@@ -30,8 +31,28 @@ struct AdmissionTests {
         bookingID: id, restaurantID: UUID(), restaurantName: restaurant,
         date: Date(timeIntervalSince1970: 4e9),
         partySize: party, customerID: testCustomerID, customerName: name, notes: notes,
+        createdAt: Date(timeIntervalSince1970: 1e9))
+    ).sealingPendingValues(with: { _ in Self.key })
+  }
+
+  /// A booking as a build before sealing stored it: the name and notes in clear (the values the
+  /// rules can judge).
+  func createdInClear(
+    name: String = "Ada", restaurant: String = "Pasta", notes: String? = nil
+  ) throws
+    -> NewEvent
+  {
+    try NewEvent(
+      BookingCreated(
+        bookingID: Self.id, restaurantID: UUID(), restaurantName: restaurant,
+        date: Date(timeIntervalSince1970: 4e9), partySize: 2,
+        customerName: Personal(storedBytes: Array(name.utf8)),
+        notes: notes.map { Personal(storedBytes: Array($0.utf8)) },
         createdAt: Date(timeIntervalSince1970: 1e9)))
   }
+
+  /// The key this file's personal values are sealed with.
+  static let key = [UInt8](repeating: 5, count: 32)
 
   @Test func aWellFormedBookingIsAdmittedWhateverItsPartySizeOrDate() throws {
     // Party size 99 and a creation date long past: rules of their day, not checked on history.
@@ -144,9 +165,22 @@ struct AdmissionTests {
   @Test(arguments: ["", "  ", "\n"])
   func namesMustNotBeBlank(blank: String) throws {
     let stream = RestaurantBookingStreams.booking(Self.id)
-    #expect(admission.verdict(for: recorded(try created(name: blank), stream: stream)).isAdmitted == false)
-    #expect(
-      admission.verdict(for: recorded(try created(restaurant: blank), stream: stream)).isAdmitted == false)
+    // A customer name stored in clear (before sealing) is judged; both paths agree.
+    let blankName = recorded(try createdInClear(name: blank), stream: stream)
+    #expect(admission.verdict(for: blankName) == .invalid(reason: "the BookingCreated has no customer name"))
+    #expect(admission.decodedVerdict(for: blankName) == admission.verdict(for: blankName))
+    #expect(admission.verdict(for: recorded(try createdInClear(), stream: stream)) == .admitted)
+    // A sealed name cannot be judged here (the device that sealed it judged it): admitted.
+    let sealed = recorded(try created(name: blank), stream: stream)
+    #expect(admission.verdict(for: sealed) == .admitted)
+    #expect(admission.decodedVerdict(for: sealed) == .admitted)
+    for event in [try created(restaurant: blank), try createdInClear(restaurant: blank)] {
+      let blankRestaurant = recorded(event, stream: stream)
+      #expect(
+        admission.verdict(for: blankRestaurant)
+          == .invalid(reason: "the BookingCreated has no restaurant name"))
+      #expect(admission.decodedVerdict(for: blankRestaurant) == admission.verdict(for: blankRestaurant))
+    }
     let added = try NewEvent(RestaurantAdded(restaurantID: UUID(), name: blank, cuisine: "thai"))
     #expect(
       admission.verdict(for: recorded(added, stream: RestaurantBookingStreams.catalog)).isAdmitted == false)
@@ -154,7 +188,8 @@ struct AdmissionTests {
 
   /// Issue 28: a booking whose customer name or notes hold a NUL can never reach the server
   /// (`jsonb` refuses it); from elsewhere (another device's `$binary`, an import) it is invalid,
-  /// on both admission paths. Other control characters are not a rule.
+  /// on both admission paths. Only values stored in clear (before sealing) can be judged: a sealed
+  /// value is Base64 on the server. Other control characters are not a rule.
   @Test(
     arguments: [
       ("A\u{0}da", nil, "customerName"), ("Ada", "\u{0}", "notes"), ("\u{0}\u{0}", "x\u{0}", "customerName"),
@@ -162,15 +197,38 @@ struct AdmissionTests {
       as [(String, String?, String)])
   func aNULInTheNameOrNotesIsInvalid(name: String, notes: String?, field: String) throws {
     let stream = RestaurantBookingStreams.booking(Self.id)
-    let event = recorded(try created(name: name, notes: notes), stream: stream)
+    let event = recorded(try createdInClear(name: name, notes: notes), stream: stream)
     guard case .invalid(let reason) = admission.verdict(for: event) else {
       Issue.record("admitted: \(admission.verdict(for: event))")
       return
     }
     #expect(reason.contains("BookingCreated's \(field) holds a NUL"), "\(reason)")
     #expect(admission.decodedVerdict(for: event) == admission.verdict(for: event))
-    let control = recorded(try created(name: "A\u{1}da", notes: "\u{7F}"), stream: stream)
+    let control = recorded(try createdInClear(name: "A\u{1}da", notes: "\u{7F}"), stream: stream)
     #expect(admission.verdict(for: control) == .admitted)
+    #expect(admission.decodedVerdict(for: control) == .admitted)
+  }
+
+  /// A sealed value cannot be judged, so it is admitted when it is sealed for its event; one
+  /// sealed for another event (copied from it) is invalid, on both paths.
+  @Test(arguments: ["customerName", "notes"])
+  func aValueSealedForAnotherEventIsInvalid(field: String) throws {
+    let stream = RestaurantBookingStreams.booking(Self.id)
+    let event = try created(notes: "window seat")
+    let other = try created(notes: "window seat")
+    #expect(admission.verdict(for: recorded(event, stream: stream)) == .admitted)
+    var booking = try BinaryDecoder().decode(BookingCreated.self, from: event.payload)
+    let copied = try BinaryDecoder().decode(BookingCreated.self, from: other.payload)
+    if field == "notes" { booking.notes = copied.notes } else { booking.customerName = copied.customerName }
+    var moved = event
+    moved.payload = try BinaryEncoder().encode(booking)
+    #expect(moved.payload != event.payload)
+    let recordedMoved = recorded(moved, stream: stream)
+    #expect(
+      admission.verdict(for: recordedMoved)
+        == .invalid(
+          reason: "the BookingCreated's \(field) is sealed for another event (\(other.id.lowercasedString))"))
+    #expect(admission.decodedVerdict(for: recordedMoved) == admission.verdict(for: recordedMoved))
   }
 
   @Test func catalogEventsBelongOnTheCatalog() throws {

@@ -46,8 +46,10 @@ struct SchemaTests {
     let schema = AppSchema.restaurantBooking
     #expect(schema.name == "restaurant-booking")
     #expect(schema.eventTypes.typeNames == RestaurantBookingSchema.eventTypes.typeNames)
-    #expect(schema.replicatedStreams == AppSchema.StreamSelection(prefixes: ["booking-"]))
+    // The bookings' streams, and the layer's erasures (`subject-`), which must reach every copy.
+    #expect(schema.replicatedStreams == AppSchema.StreamSelection(prefixes: ["booking-", "subject-"]))
     #expect(schema.isReplicated(RestaurantBookingStreams.booking(UUID())))
+    #expect(schema.isReplicated(SubjectErased.stream(of: UUID())))
     #expect(!schema.isReplicated(RestaurantBookingStreams.catalog))
     let id = UUID()
     #expect(

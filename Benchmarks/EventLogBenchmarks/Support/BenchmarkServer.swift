@@ -189,9 +189,17 @@ struct ReplicationDatabase: Codable, Sendable {
           (SELECT count(*) FROM eventlog.owners o WHERE o.owner = $1) AS owners,
           coalesce(md5(string_agg(concat_ws('|', position, id, origin_device, origin_sequence, pushed_by,
             pushed_sequence, stream, type, schema_version, md5(payload::text), metadata::text,
-            (extract(epoch FROM recorded_at) * 1000000)::bigint), ',' ORDER BY position)), '-') AS hash
+            (extract(epoch FROM recorded_at) * 1000000)::bigint, pg_catalog.array_to_string(subjects, ' ')),
+            ',' ORDER BY position)), '-') AS hash
         FROM eventlog.events
         """, [.text(ownerKey)], purpose: "fingerprint the pushed events")
+      // The data subjects' keys stored under the customer's owner key (server schema version 6).
+      let keys = try connection.query(
+        """
+        SELECT count(*) AS n,
+          coalesce(md5(string_agg(subject::text || ':' || encode(key, 'hex'), ',' ORDER BY subject)), '-') AS hash
+        FROM eventlog.subject_keys WHERE owner = $1
+        """, [.text(ownerKey)], purpose: "fingerprint the pushed keys")
       // The server's chain (its values depend on the owner, which differs between systems) must
       // recompute from the rows; the heads attested under the device's key are the local log's.
       let breaks = try connection.query(ServerSchema.chainBreaksSQL, purpose: "recompute the server's chain")
@@ -218,7 +226,8 @@ struct ReplicationDatabase: Codable, Sendable {
         + "marks=\(try marks.string(0, "n")) mark=\(try marks.string(0, "mark")) "
         + "markLast=\(try marks.string(0, "last_sequence"))/\(try marks.string(0, "last_id")) "
         + "fingerprint=\(try events.string(0, "hash")) chainBreaks=\(try breaks.string(0, "breaks")) "
-        + "attested=\(try attested.string(0, "n")) heads=\(try attested.string(0, "heads"))"
+        + "attested=\(try attested.string(0, "n")) heads=\(try attested.string(0, "heads")) "
+        + "keys=\(try keys.string(0, "n")) keysHash=\(try keys.string(0, "hash"))"
     }
   }
 }

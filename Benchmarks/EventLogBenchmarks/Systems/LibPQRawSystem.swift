@@ -32,13 +32,18 @@ import RestaurantBooking
 ///   (keyed by the SHA-256 of the device's key, naming the batch's last event) and the device's
 ///   chain value at the mark in `eventlog.attested_heads`; then locally, in one durable commit,
 ///   the pushed mark, an acknowledgement and the server position per stored event, as `Replicator`
-///   writes them.
+///   writes them. Before the events, the data subjects' keys the server has not answered for go
+///   through `eventlog_api.push_keys` on a second connection, as the customer (the keys' table is
+///   under forced row-level security, out of the tables' owner's reach), with a note per key;
+///   each row carries its event's data subjects.
 /// - Pull: `SELECT`s pages of ``ReplicationOptions/pullPageSize`` (1000) of the owner's events
 ///   after the cursor, converts each `jsonb` payload back to its binary form, and stores the page
 ///   with `EventStore.ingest` with the same state changes as `Replicator` (the cursor with the
 ///   event ID at it, the server's chain value there, where each event came from and its server
 ///   position, a note for each event it cannot store) in one durable local transaction. It fetches and stores in turn (`Replicator` fetches the next page
-///   while it stores one).
+///   while it stores one). Each event carries its data subjects; after the events, the keys come
+///   through `eventlog_api.pull_keys` on the customer's connection, stored with the key cursor and
+///   a note per key, as `Replicator` stores them.
 struct LibPQRawSystem: BenchmarkSystem {
   func prepareFixture(_ workload: Workload, size: Int, at path: String) async throws {
     guard workload.needsServer else { throw UnsupportedWorkload(workload: workload, system: .libpqRaw) }
@@ -55,28 +60,31 @@ struct LibPQRawSystem: BenchmarkSystem {
     if workload == .replicatePush {
       let run = try ReplicationFixture.PushRun(fixture: fixture, directory: directory)
       let connection = try RawPQConnection(url: run.ownerURL)
+      let keys = try RawPQConnection(url: run.url)
       let pusher = RawPusher(
-        connection: connection, store: run.store, owner: run.database.ownerKey,
+        connection: connection, keyConnection: keys, store: run.store, owner: run.database.ownerKey,
         batchSize: options.pushBatchSize)
       let box = CountBox()
-      let backend = connection.backendPID
+      let backends = [connection.backendPID, keys.backendPID]
       return PreparedRun(
         operations: size,
         body: { box.count = try await pusher.push() },
         finish: { try run.finish(stored: box.count) },
-        externalCPUSeconds: { ReplicationDatabase.cpuSeconds(of: [backend]) })
+        externalCPUSeconds: { ReplicationDatabase.cpuSeconds(of: backends) })
     }
     let run = try ReplicationFixture.PullRun(fixture: fixture, directory: directory)
     let connection = try RawPQConnection(url: run.ownerURL)
+    let keys = try RawPQConnection(url: run.url)
     let puller = RawPuller(
-      connection: connection, store: run.store, owner: run.database.ownerKey, pageSize: options.pullPageSize)
+      connection: connection, keyConnection: keys, store: run.store, owner: run.database.ownerKey,
+      pageSize: options.pullPageSize)
     let box = CountBox()
-    let backend = connection.backendPID
+    let backends = [connection.backendPID, keys.backendPID]
     return PreparedRun(
       operations: size,
       body: { box.count = try await puller.pull() },
       finish: { "pulled=\(box.count) " + (try run.finish()) },
-      externalCPUSeconds: { ReplicationDatabase.cpuSeconds(of: [backend]) })
+      externalCPUSeconds: { ReplicationDatabase.cpuSeconds(of: backends) })
   }
 }
 
@@ -97,6 +105,15 @@ enum RawReplicationState {
   static let positionPrefix = Array("replication.position.".utf8)
   static let atPrefix = Array("replication.at.".utf8)
   static let serverHeadKey = Array("replication.server-head".utf8)
+  static let keySentPrefix = Array("replication.key-sent.".utf8)
+  static let keyCursorKey = Array("replication.key-cursor".utf8)
+  /// Keys per `push_keys` and `pull_keys` call, as `Replicator` sends and asks for them.
+  static let keyBatchSize = 1_000
+
+  /// The notes that the server answered for the keys of `subjects`.
+  static func keysSent(_ subjects: [UUID]) -> [EventStore.StateChange] {
+    subjects.map { .put(keySentPrefix + bytes(of: $0), []) }
+  }
 
   /// The two entries that say the local event `sequence` is at server `position`.
   static func located(_ sequence: UInt64, at position: UInt64) -> [EventStore.StateChange] {
@@ -138,6 +155,9 @@ enum RawReplicationState {
 /// `replicate.push` by hand.
 final class RawPusher {
   let connection: RawPQConnection
+  /// The customer's connection, for the keys: `eventlog.subject_keys` is under forced row-level
+  /// security, so even the tables' owner reaches it only through `eventlog_api.push_keys`.
+  let keyConnection: RawPQConnection
   let store: EventStore
   /// The customer's owner key, written into every row.
   let owner: String
@@ -146,8 +166,12 @@ final class RawPusher {
   private let replicated: AppSchema.StreamSelection
   private var prepared: Set<Int> = []
 
-  init(connection: RawPQConnection, store: EventStore, owner: String, batchSize: Int) {
+  init(
+    connection: RawPQConnection, keyConnection: RawPQConnection, store: EventStore, owner: String,
+    batchSize: Int
+  ) {
     self.connection = connection
+    self.keyConnection = keyConnection
     self.store = store
     self.owner = owner
     self.batchSize = batchSize
@@ -156,13 +180,13 @@ final class RawPusher {
 
   private static let columns =
     "owner, position, id, origin_device, origin_sequence, pushed_by, pushed_sequence, stream, type, "
-    + "schema_version, payload, metadata, recorded_at"
+    + "schema_version, payload, metadata, recorded_at, subjects"
   /// The types of one row's parameters (the owner, `$1`, is shared by every row).
   private static let rowTypes: [UInt32] = {
     typealias OID = BinaryParameters.OID
     return [
       OID.int8, OID.uuid, OID.uuid, OID.int8, OID.uuid, OID.int8, OID.text, OID.text, OID.int4, OID.jsonb,
-      OID.jsonb, OID.timestamptz,
+      OID.jsonb, OID.timestamptz, OID.text,
     ]
   }()
 
@@ -185,7 +209,7 @@ final class RawPusher {
       """
       INSERT INTO eventlog.events (\(Self.columns), payload_text_bytes, chain)
       SELECT x.owner, x.position, x.id, x.origin_device, x.origin_sequence, x.pushed_by, x.pushed_sequence,
-        x.stream, x.type, x.schema_version, x.payload, x.metadata, x.recorded_at,
+        x.stream, x.type, x.schema_version, x.payload, x.metadata, x.recorded_at, x.subjects::uuid[],
         pg_catalog.octet_length(x.payload_text),
         eventlog.chain(coalesce((SELECT e.chain FROM eventlog.events e WHERE e.owner = $1 AND e.position = $2 - 1),
           \(ServerSchema.genesis)), \(encoding))
@@ -288,6 +312,8 @@ final class RawPusher {
     parameters.removeAll()
     parameters.text(owner)
     try connection.run("owner", parameters).clear()
+    // The keys before the events, as `Replicator` sends them (server schema version 6).
+    try await pushKeys(device: device)
 
     var stored = 0
     var through = mark
@@ -331,6 +357,8 @@ final class RawPusher {
         Self.json(event.metadata, into: &metadata)
         parameters.jsonb(metadata)
         parameters.timestamptz(microsecondsSince1970: event.recordedAt.microsecondsSince1970)
+        // The event's data subjects (server schema version 6), as an array literal.
+        parameters.text("{" + event.subjects.map(\.uuidString).joined(separator: ",") + "}")
       }
       let inserted = try connection.run(try insert(rows: batch.count), parameters)
       stored += inserted.affectedRows
@@ -371,6 +399,34 @@ final class RawPusher {
       try await store.updateState(changes)
     }
     return stored
+  }
+
+  /// Sends the keys the server has not answered for, as `Replicator` does: `eventlog_api.push_keys`
+  /// on the customer's connection, a batch at a time, then a note per key answered.
+  private func pushKeys(device: UUID) async throws {
+    let prefix = RawReplicationState.keySentPrefix
+    let sent = Set(try store.stateEntries(withPrefix: prefix).map { Array($0.key.dropFirst(prefix.count)) })
+    let waiting = try store.subjectKeys().filter { !sent.contains(RawReplicationState.bytes(of: $0.subject)) }
+    guard !waiting.isEmpty else { return }
+    try keyConnection.prepare(
+      "push_keys", "SELECT subject, outcome FROM eventlog_api.push_keys($1, $2)",
+      types: [BinaryParameters.OID.uuid, BinaryParameters.OID.jsonb])
+    var parameters = BinaryParameters(capacity: 128 * RawReplicationState.keyBatchSize)
+    for start in stride(from: 0, to: waiting.count, by: RawReplicationState.keyBatchSize) {
+      let batch = waiting[start..<min(start + RawReplicationState.keyBatchSize, waiting.count)]
+      parameters.removeAll()
+      parameters.uuid(device)
+      parameters.jsonb(
+        ReplicationWire.keys(
+          batch.map { SubjectKeyCopy(subject: $0.subject, key: $0.key, createdAt: $0.createdAt) }))
+      let answered = try keyConnection.run("push_keys", parameters)
+      let rows = answered.rows
+      answered.clear()
+      guard rows == batch.count else {
+        throw RawPQConnection.Failure(description: "push_keys answered \(rows) rows for \(batch.count) keys")
+      }
+      try await store.updateState(RawReplicationState.keysSent(batch.map(\.subject)))
+    }
   }
 
   /// The outbox events after `mark`, up to a batch, and the last local sequence looked at (as
@@ -431,6 +487,8 @@ final class RawPusher {
 /// `replicate.pull` by hand.
 final class RawPuller {
   let connection: RawPQConnection
+  /// As ``RawPusher``'s: the customer's, for `eventlog_api.pull_keys`.
+  let keyConnection: RawPQConnection
   let store: EventStore
   /// The customer's owner key, whose rows it reads.
   let owner: String
@@ -438,8 +496,12 @@ final class RawPuller {
   /// As ``RawPusher``'s.
   private let replicated: AppSchema.StreamSelection
 
-  init(connection: RawPQConnection, store: EventStore, owner: String, pageSize: Int) {
+  init(
+    connection: RawPQConnection, keyConnection: RawPQConnection, store: EventStore, owner: String,
+    pageSize: Int
+  ) {
     self.connection = connection
+    self.keyConnection = keyConnection
     self.store = store
     self.owner = owner
     self.pageSize = pageSize
@@ -456,7 +518,8 @@ final class RawPuller {
       "page",
       """
       SELECT position, id, origin_device, origin_sequence, stream, type, schema_version, payload,
-        metadata->>'correlationID', metadata->>'causationID', metadata->>'origin', recorded_at, chain
+        metadata->>'correlationID', metadata->>'causationID', metadata->>'origin', recorded_at, chain,
+        pg_catalog.array_to_string(subjects, ',')
       FROM eventlog.events
       WHERE owner = $1 AND position > $2 AND position <= $2 + $3
       ORDER BY position
@@ -495,7 +558,14 @@ final class RawPuller {
               causationID: page.text(row, 9).flatMap(UUID.init(uuidString:)), origin: page.text(row, 10) ?? ""
             ),
             recordedAt: Date(
-              microsecondsSince1970: try page.integer(row, 11) + BinaryParameters.postgresEpochMicroseconds))
+              microsecondsSince1970: try page.integer(row, 11) + BinaryParameters.postgresEpochMicroseconds),
+            subjects: try (page.text(row, 13) ?? "").split(separator: ",").map { text in
+              guard let subject = UUID(uuidString: String(text)) else {
+                throw RawPQConnection.Failure(
+                  description: "row \(row + 1) of a page names a malformed subject")
+              }
+              return subject
+            })
           last = (event.position, event.id, Array(page.bytes(row, 12)))
           // As `Replicator` stores a page: an event it cannot store is noted and passed.
           let unstorable: String
@@ -554,6 +624,44 @@ final class RawPuller {
       cursor = last.position
       if rows < pageSize { break }
     }
+    // The keys after the events, as `Replicator` pulls them (server schema version 6).
+    try await pullKeys()
     return stored
+  }
+
+  /// Brings the keys stored after the last pulled, as `Replicator` does: `eventlog_api.pull_keys`
+  /// on the customer's connection, stored with the key cursor and a note per key.
+  private func pullKeys() async throws {
+    try keyConnection.prepare(
+      "pull_keys", "SELECT serial, subject, key, created_at_us FROM eventlog_api.pull_keys($1, $2)",
+      types: [BinaryParameters.OID.int8, BinaryParameters.OID.int4])
+    var serial = RawReplicationState.decode(
+      try store.stateValue(forKey: RawReplicationState.keyCursorKey)?[...] ?? [])
+    var parameters = BinaryParameters(capacity: 32)
+    while true {
+      parameters.removeAll()
+      parameters.int8(Int64(serial))
+      parameters.int4(Int32(RawReplicationState.keyBatchSize))
+      let page = try keyConnection.run("pull_keys", parameters)
+      var keys: [ServerSubjectKey] = []
+      do {
+        defer { page.clear() }
+        for row in 0..<page.rows {
+          keys.append(
+            try ReplicationWire.serverKey(
+              serial: String(try page.integer(row, 0)), subject: try page.uuid(row, 1).uuidString,
+              key: page.text(row, 2), createdAtMicroseconds: String(try page.integer(row, 3)),
+              server: "libpq-raw"))
+        }
+      }
+      guard let last = keys.last else { break }
+      _ = try await store.storeSubjectKeys(
+        keys.map { SubjectKey(subject: $0.key.subject, key: $0.key.key, createdAt: $0.key.createdAt) })
+      serial = last.serial
+      try await store.updateState(
+        [.put(RawReplicationState.keyCursorKey, RawReplicationState.encode(serial))]
+          + RawReplicationState.keysSent(keys.map(\.key.subject)))
+      if keys.count < RawReplicationState.keyBatchSize { break }
+    }
   }
 }

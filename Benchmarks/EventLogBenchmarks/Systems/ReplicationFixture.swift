@@ -174,8 +174,9 @@ enum ReplicationFixture {
   /// The cursor is the position and the event ID the pull recorded there; the read models'
   /// fingerprint is ``ReadModelFingerprint``'s (the repositories' listings and lookups); `log`
   /// hashes every event (sequence, ID, stream, version, type, schema version, payload, metadata,
-  /// recorded-at) with where the pull recorded it came from (server position, origin device and
-  /// sequence); `state` is ``stateOutcome(_:)``.
+  /// recorded-at, data subjects) with where the pull recorded it came from (server position,
+  /// origin device and sequence); `keys` the data subjects' keys the pull stored; `state` is
+  /// ``stateOutcome(_:)``.
   static func pullOutcome(_ store: EventStore) throws -> String {
     let replica = LocalReplica(store: store)
     var hash = FNV1a64()
@@ -193,6 +194,8 @@ enum ReplicationFixture {
       hash.add(event.metadata.causationID?.uuidString ?? "-")
       hash.add(event.metadata.origin)
       hash.add(UInt64(bitPattern: event.recordedAt.microsecondsSince1970))
+      hash.add(UInt64(event.subjects.count))
+      for subject in event.subjects { withUnsafeBytes(of: subject.uuid) { hash.add($0) } }
       if let origin = try replica.origin(ofLocalSequence: event.sequence) {
         hash.add(origin.position)
         withUnsafeBytes(of: origin.device.uuid) { hash.add($0) }
@@ -208,9 +211,16 @@ enum ReplicationFixture {
         bookings: BookingsProjection.table.reader(in: view), keyring: try view.keyring())
     }
     let cursor = try replica.pullCursor()
+    // The data subjects' keys the pull brought (the read models open the names with them).
+    var keys = FNV1a64()
+    let held = try store.subjectKeys().sorted { $0.subject.uuidString < $1.subject.uuidString }
+    for key in held {
+      withUnsafeBytes(of: key.subject.uuid) { keys.add($0) }
+      keys.add(key.key)
+    }
     return "events=\(count) cursor=\(cursor.position) "
       + "cursorEvent=\(cursor.eventID.map { $0.uuidString.lowercased() } ?? "-") \(models) log=\(hash.hex) "
-      + (try stateOutcome(store))
+      + "keys=\(held.count) keysHash=\(keys.hex) " + (try stateOutcome(store))
   }
 
   /// `state=<FNV-1a>` of every replication state entry of `store` (`replication.` keys and

@@ -121,7 +121,10 @@ extension Personal: Codable {
     case .sealed(let sealed):
       try container.encode(Data(sealed.bytes))
     case .clear(let bytes):
-      if encoder is any BinaryEncoding {
+      // Binary, and to the layout observer: `Data`, as a sealed value (one layout describes
+      // both: a clear value observed as a string made the type's values disagree, and its
+      // layout unknown to the process or, recorded, one that a sealed value breaks).
+      if encoder is any BinaryEncoding || encoder is any PayloadLayoutObserving {
         try container.encode(Data(bytes))
       } else {
         try container.encode(String(decoding: bytes, as: UTF8.self))
@@ -223,10 +226,12 @@ extension Personal: BinaryEncodingInterception {
 }
 
 extension BinaryReader {
-  /// Reads a ``Personal`` value (its stored bytes, as its `Decodable` conformance does).
+  /// Reads a ``Personal`` value (its stored bytes, as its `Decodable` conformance does: as
+  /// `Data`, and failing as reading `Data` fails, as ``personalBytes()`` does).
   public mutating func personal<Value>(_ type: Value.Type = Value.self) throws -> Personal<Value> {
     do throws(BinaryReadFailure) {
-      return Personal(storedBytes: try cursor.readByteArray())
+      let bytes = try cursor.readByteArrayRange()
+      return Personal(storedBytes: Array(UnsafeRawBufferPointer(rebasing: cursor.buffer[bytes])))
     } catch {
       throw DecodingError.dataCorrupted(
         DecodingError.Context(codingPath: [], debugDescription: error.message))
