@@ -23,7 +23,7 @@ extension EventStore {
   /// reuses it: the bytes of a deleted key or value stay in `data.mdb`. The compacting copy
   /// (LMDB's `mdb_env_copy2` with `MDB_CP_COMPACT`, as `mdb_copy -c`) holds only the pages in use,
   /// renumbered without gaps. It is written to a directory inside the environment's
-  /// (``compactionDirectory``), flushed, and renamed over `data.mdb`, which is atomic: a crash
+  /// (`compacting/`), flushed, and renamed over `data.mdb`, which is atomic: a crash
   /// leaves the old file or the compacted one, never a mix. The log, its chain head and the
   /// projections are unchanged; the file is usually smaller.
   ///

@@ -3,7 +3,7 @@ import Foundation
 
 /// A booking as the `bookings` projection stores it (`TableRow`, in `RowWriter`'s layout):
 /// format 2, ID, restaurant ID, restaurant name, date, party size, customer name and notes
-/// (optional) as the event stores them (sealed: ``Personal``), created-at. A reader turns it into
+/// (optional) as the event stores them (sealed: `Personal`), created-at. A reader turns it into
 /// a ``Booking``, opening the personal values with the snapshot's keys
 /// (``Booking/init(_:keyring:)``):
 ///

@@ -160,7 +160,7 @@ public final class EventSourcedBookingRepository: BookingRepository {
 
   /// Forgets a customer: erases every customer ID whose bookings carry `customerName` (two
   /// devices that first booked for the same name offline give it two), destroying their keys and
-  /// appending a `SubjectErased` for each (``EventStore/erase(subject:reason:)``). Their bookings
+  /// appending a `SubjectErased` for each (`EventStore.erase(subject:reason:)`). Their bookings
   /// stay, with the name and notes erased.
   /// - Returns: the customer IDs erased, in the order of their first bookings' dates.
   /// - Throws: ``BookingError/unknownCustomer(_:)`` when no booking that can still be read carries
