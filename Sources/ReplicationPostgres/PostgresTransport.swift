@@ -226,38 +226,7 @@ public final class PostgresTransport: ReplicationTransport {
   public func pullChained(
     after cursor: PullCursor, limit: Int, maxBytes: Int
   ) async throws -> [ReplicationWire.RowFields] {
-    let server = self.server
-    do {
-      return try await query("pull the events after position \(cursor.position)") { connection, timeout in
-        let rows = try connection.query(
-          """
-          SELECT event_position, event_id, origin_device, origin_sequence, pushed_by, pushed_sequence, stream,
-            type, schema_version, payload, metadata, correlation_id, causation_id, origin, recorded_at_us, chain
-          FROM eventlog_api.pull_chained($1, $2, $3, $4, 0)
-          """,
-          [
-            .integer(cursor.position), cursor.eventID.map(PostgresValue.uuid) ?? .null, .integer(limit),
-            .integer(maxBytes),
-          ], purpose: "pull the events after position \(cursor.position)", timeout: timeout)
-        return try (0..<rows.count).map { row in
-          ReplicationWire.RowFields(
-            position: try rows.value(row, "event_position"), id: try rows.value(row, "event_id"),
-            originDevice: try rows.value(row, "origin_device"),
-            originSequence: try rows.value(row, "origin_sequence"), stream: try rows.value(row, "stream"),
-            type: try rows.value(row, "type"), schemaVersion: try rows.value(row, "schema_version"),
-            payload: try rows.value(row, "payload").map { Array($0.utf8) },
-            correlationID: try rows.value(row, "correlation_id"),
-            causationID: try rows.value(row, "causation_id"), origin: try rows.value(row, "origin"),
-            recordedAtMicroseconds: try rows.value(row, "recorded_at_us"),
-            pushedBy: try rows.value(row, "pushed_by"),
-            pushedSequence: try rows.value(row, "pushed_sequence"),
-            metadata: try rows.value(row, "metadata").map { Array($0.utf8) },
-            chain: try rows.value(row, "chain"))
-        }
-      }
-    } catch let error as PostgresError where error.sqlState == "EL001" || error.sqlState == "EL002" {
-      throw ReplicationError.serverChanged(server: server, reason: error.message)
-    }
+    try await pullRows(after: cursor, limit: limit, maxBytes: maxBytes, withSubjects: false)
   }
 
   /// ``pullChained(after:limit:maxBytes:)``'s rows with each event's data subjects
@@ -267,15 +236,23 @@ public final class PostgresTransport: ReplicationTransport {
   public func pullWithSubjects(
     after cursor: PullCursor, limit: Int, maxBytes: Int
   ) async throws -> [ReplicationWire.RowFields] {
+    try await pullRows(after: cursor, limit: limit, maxBytes: maxBytes, withSubjects: true)
+  }
+
+  /// The rows of `eventlog_api.pull_chained`, or of `pull_subjects` (the same columns and each
+  /// event's subjects) when `withSubjects`.
+  private func pullRows(
+    after cursor: PullCursor, limit: Int, maxBytes: Int, withSubjects: Bool
+  ) async throws -> [ReplicationWire.RowFields] {
     let server = self.server
+    let source =
+      withSubjects ? ", subjects FROM eventlog_api.pull_subjects" : " FROM eventlog_api.pull_chained"
     do {
       return try await query("pull the events after position \(cursor.position)") { connection, timeout in
         let rows = try connection.query(
           """
           SELECT event_position, event_id, origin_device, origin_sequence, pushed_by, pushed_sequence, stream,
-            type, schema_version, payload, metadata, correlation_id, causation_id, origin, recorded_at_us, chain,
-            subjects
-          FROM eventlog_api.pull_subjects($1, $2, $3, $4, 0)
+            type, schema_version, payload, metadata, correlation_id, causation_id, origin, recorded_at_us, chain\(source)($1, $2, $3, $4, 0)
           """,
           [
             .integer(cursor.position), cursor.eventID.map(PostgresValue.uuid) ?? .null, .integer(limit),
@@ -294,7 +271,8 @@ public final class PostgresTransport: ReplicationTransport {
             pushedBy: try rows.value(row, "pushed_by"),
             pushedSequence: try rows.value(row, "pushed_sequence"),
             metadata: try rows.value(row, "metadata").map { Array($0.utf8) },
-            chain: try rows.value(row, "chain"), subjects: try rows.value(row, "subjects") ?? "")
+            chain: try rows.value(row, "chain"),
+            subjects: withSubjects ? (try rows.value(row, "subjects") ?? "") : nil)
         }
       }
     } catch let error as PostgresError where error.sqlState == "EL001" || error.sqlState == "EL002" {
