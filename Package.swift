@@ -184,7 +184,8 @@ let package = Package(
       name: "PostgRESTStandInTests",
       dependencies: ["PostgRESTTestSupport", "PostgresTestSupport", "Postgres", "HTTP", "TestKit"]),
     .testTarget(
-      name: "EventLogTests", dependencies: ["EventLog", "Checksum", "LMDB", "TestKit", "ReviewEntity"]),
+      name: "EventLogTests",
+      dependencies: ["EventLog", "Checksum", "LMDB", "Sodium", "TestKit", "ReviewEntity"]),
     // The `User` entity of Docs/AddingAnEntity.md, on EventLog's public API alone, and its tests.
     .testTarget(name: "UserEntityTests", dependencies: ["EventLog", "TestKit"]),
     // The short form of Docs/AddingAnEntity.md: an entity in one file on the generic repository.

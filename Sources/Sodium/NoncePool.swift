@@ -2,7 +2,7 @@ import CSodium
 import Synchronization
 
 #if canImport(Glibc)
-  import Glibc  // getpid
+  import Glibc  // pthread_atfork
 #elseif canImport(Darwin)
   import Darwin
 #endif
@@ -12,26 +12,33 @@ import Synchronization
 /// (the system call was about a tenth of a sealed append's cost, measured with `perf` on the
 /// `append.batched` benchmark). Every nonce is still 24 fresh bytes of the system's generator,
 /// used once. A forked child (whose copy of the buffer its parent also holds) refills before it
-/// takes a nonce: the buffer remembers the process it was filled in.
+/// takes a nonce: a fork handler counts forks, and the buffer remembers the count it was filled at
+/// (asking the process ID instead is a system call per nonce, another tenth of the sealing cost).
 enum NoncePool {
   private struct State {
     var bytes: [UInt8] = []
     var used = 0
-    var process: pid_t = 0
+    var forks = -1
   }
 
   private static let refill = 4_096
-  private static let state = Mutex(State())
+  /// Forks of this process since the pool was first used: counted in each child.
+  private static let forks = Atomic<Int>(0)
+  private static let state: Mutex<State> = {
+    _ = forks.load(ordering: .relaxed)  // initialized before a child can touch it
+    pthread_atfork(nil, nil) { NoncePool.forks.add(1, ordering: .relaxed) }
+    return Mutex(State())
+  }()
 
   /// Writes `output.count` random bytes (at most 4 KiB) into `output`.
   static func fill(_ output: UnsafeMutableRawBufferPointer) {
     precondition(output.count <= refill, "a nonce of at most 4 KiB")
     state.withLock { state in
-      let process = getpid()
-      if state.process != process || state.used + output.count > state.bytes.count {
+      let forks = Self.forks.load(ordering: .relaxed)
+      if state.forks != forks || state.used + output.count > state.bytes.count {
         state.bytes = SecureRandom.bytes(refill)
         state.used = 0
-        state.process = process
+        state.forks = forks
       }
       state.bytes.withUnsafeBytes { bytes in
         output.copyMemory(

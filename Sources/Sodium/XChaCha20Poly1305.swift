@@ -53,27 +53,29 @@ public enum XChaCha20Poly1305 {
     return Array(plaintext.prefix(Int(length)))
   }
 
-  /// Seals `plaintext` into `output`, which is exactly its sealed size (a random nonce, then the
-  /// ciphertext and tag), with the `associatedData` bound: the form of ``seal(_:key:associatedData:)``
-  /// that writes in place, allocating nothing.
-  /// - Precondition: `key` is 32 bytes and `output` is `nonceLength + plaintext.count + tagLength`
-  ///   bytes.
-  public static func seal(
-    _ plaintext: [UInt8], key: [UInt8], associatedData: UnsafeRawBufferPointer,
-    into output: UnsafeMutableRawBufferPointer
+  /// Seals in place: `sealed` holds room for the nonce, then the plaintext, then room for the
+  /// tag (`nonceLength + plaintext + tagLength` bytes); the nonce is drawn at random and the
+  /// plaintext encrypted where it lies, with `associatedData` bound. The form of
+  /// ``seal(_:key:associatedData:)`` that allocates nothing: an append seals a value in the
+  /// payload it was encoded into.
+  /// - Precondition: `key` is 32 bytes and `sealed` at least `nonceLength + tagLength` bytes.
+  public static func sealInPlace(
+    _ sealed: UnsafeMutableRawBufferPointer, key: [UInt8], associatedData: UnsafeRawBufferPointer
   ) {
     precondition(key.count == keyLength, "an XChaCha20-Poly1305 key is 32 bytes")
-    precondition(output.count == nonceLength + plaintext.count + tagLength, "sealed output of the wrong size")
-    guard let base = output.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+    precondition(sealed.count >= nonceLength + tagLength, "sealed value smaller than its nonce and tag")
+    guard let base = sealed.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
     Sodium.ready()
     NoncePool.fill(UnsafeMutableRawBufferPointer(start: base, count: nonceLength))
-    var length: UInt64 = 0
-    let result = crypto_aead_xchacha20poly1305_ietf_encrypt(
-      base + nonceLength, &length, plaintext, UInt64(plaintext.count),
+    let plaintextCount = sealed.count - nonceLength - tagLength
+    let text = base + nonceLength
+    // libsodium encrypts in place (the ciphertext's address may be the plaintext's): the stream
+    // is XORed over the text, then the tag is computed over the ciphertext.
+    var tagCount: UInt64 = 0
+    let result = crypto_aead_xchacha20poly1305_ietf_encrypt_detached(
+      text, text + plaintextCount, &tagCount, text, UInt64(plaintextCount),
       associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(associatedData.count), nil,
-      base,
-      key)
-    precondition(
-      result == 0 && Int(length) == plaintext.count + tagLength, "XChaCha20-Poly1305 sealing failed")
+      base, key)
+    precondition(result == 0 && Int(tagCount) == tagLength, "XChaCha20-Poly1305 sealing failed")
   }
 }

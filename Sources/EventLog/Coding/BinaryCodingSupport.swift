@@ -25,6 +25,22 @@ enum BinaryCodingSupport {
     path.count > depth ? Array(path.prefix(depth)) : path
   }
 
+  /// The size of `count` bytes written with their length in front (a LEB128 varint, as
+  /// `BinaryEncodingState.writeLengthPrefixed` writes them).
+  static func lengthPrefixedSize(_ count: Int) -> Int {
+    var size = 1
+    var rest = UInt64(count) >> 7
+    while rest != 0 {
+      size += 1
+      rest >>= 7
+    }
+    return size + count
+  }
+
+  /// The identity of `Personal<String>`'s metatype, looked up once: the personal value met most
+  /// (a name), which `BinaryEncodingState.encodeNested` encodes without a dynamic cast.
+  static let personalStringTypeID = ObjectIdentifier(Personal<String>.self)
+
   /// The identity of `[UInt8]`'s metatype, looked up once: comparing against `[UInt8].self` directly would
   /// instantiate the generic metadata on every call.
   static let byteArrayTypeID = ObjectIdentifier([UInt8].self)

@@ -6,23 +6,22 @@ import Sodium
 package struct PendingSeal: Sendable, Hashable {
   /// Where the sealed value starts in the payload (its header; after its length).
   package var offset: Int
-  /// The header's size (``SealedValue``): the nonce and ciphertext follow it.
+  /// The header's size (``SealedValue``): the nonce, the plaintext and room for the tag follow it.
   package var headerCount: Int
+  /// The size of the nonce, plaintext and tag: the plaintext (the value's `BinaryEncoder`
+  /// bytes) waits in the payload where its ciphertext goes, so that nothing is carried apart.
+  package var sealedCount: Int
   /// Whose key seals it.
   package var subject: UUID
-  /// The value's `BinaryEncoder` bytes.
-  package var plaintext: [UInt8]
 
-  /// Writes the sealed value into `payload` (which holds its header and zeros in its place)
-  /// under `key`.
+  /// Seals the value in `payload` (its header, room for the nonce, its plaintext and room for
+  /// the tag) in place, under `key`.
   func seal(in payload: inout [UInt8], key: [UInt8]) {
-    let sealedCount = XChaCha20Poly1305.nonceLength + plaintext.count + XChaCha20Poly1305.tagLength
     payload.withUnsafeMutableBytes { bytes in
-      let header = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + headerCount)])
       let start = offset + headerCount
-      XChaCha20Poly1305.seal(
-        plaintext, key: key, associatedData: header,
-        into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<(start + sealedCount)]))
+      XChaCha20Poly1305.sealInPlace(
+        UnsafeMutableRawBufferPointer(rebasing: bytes[start..<(start + sealedCount)]), key: key,
+        associatedData: UnsafeRawBufferPointer(rebasing: bytes[offset..<start]))
     }
   }
 }

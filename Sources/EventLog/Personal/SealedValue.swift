@@ -19,6 +19,7 @@ import Sodium
 ///
 /// Bytes 0 to 35+F (the header) are the associated data: a sealed value opens only as the field
 /// of the event and subject it was sealed for.
+@usableFromInline
 package struct SealedValue: Sendable, Hashable {
   /// The stored bytes.
   package let bytes: [UInt8]
