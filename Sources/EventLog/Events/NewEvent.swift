@@ -26,7 +26,8 @@ public struct NewEvent: Sendable, Hashable {
   /// holds without opening it (``EventStore/subjects()``).
   public var subjects: [UUID] = []
   /// The payload's personal values not sealed yet: the append seals them with their subjects'
-  /// keys. Empty for an event read or received from elsewhere (sealed already).
+  /// keys, in place (until then the payload holds each one's plaintext where its ciphertext
+  /// goes). Empty for an event read or received from elsewhere (sealed already).
   package var pendingSeals: [PendingSeal] = []
 
   /// Encodes `payload` as a new event.
@@ -47,7 +48,9 @@ public struct NewEvent: Sendable, Hashable {
     self.payload = bytes
     if !seals.isEmpty {
       pendingSeals = seals
-      subjects = Self.ordered(seals.map { $0.subject })
+      // Mostly one subject: its list is made without sorting.
+      let first = seals[0].subject
+      subjects = seals.allSatisfy { $0.subject == first } ? [first] : Self.ordered(seals.map { $0.subject })
     }
     self.metadata = metadata
     self.recordedAt = nil

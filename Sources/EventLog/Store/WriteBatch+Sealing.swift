@@ -5,18 +5,17 @@ import Sodium
 extension WriteBatch {
   /// Throws ``EventStoreError/subjectErased(subject:event:)`` when `event` holds personal values
   /// of an erased subject.
-  func checkSubjectsNotErased(_ event: NewEvent) throws {
+  func checkSubjectsNotErased(_ event: borrowing NewEvent) throws {
     guard let keys = store.schema.subjectKeys else { throw EventStoreError.readOnly(path: store.path) }
     for subject in event.subjects where try keys.erasure(of: subject, in: txn) != nil {
       throw EventStoreError.subjectErased(subject: subject, event: event.id)
     }
   }
 
-  /// `event` with its personal values sealed under their subjects' keys: a subject's first
+  /// Seals `event`'s personal values under their subjects' keys, in place: a subject's first
   /// sealed value creates its key, in this transaction.
-  func sealed(_ event: NewEvent) throws -> NewEvent {
+  func seal(_ event: inout NewEvent) throws {
     guard let keys = store.schema.subjectKeys else { throw EventStoreError.readOnly(path: store.path) }
-    var event = event
     // An event's values are mostly of one subject: the last key found is kept.
     var last: (subject: UUID, key: [UInt8])?
     for seal in event.pendingSeals {
@@ -33,7 +32,6 @@ extension WriteBatch {
       seal.seal(in: &event.payload, key: key)
     }
     event.pendingSeals = []
-    return event
   }
 
   /// Destroys the key of the subject a `SubjectErased` event names and fences the subject, in the

@@ -249,8 +249,8 @@ struct WriteBatch {
 
     // The erasure fence: an erased subject's data is never recorded again.
     for append in appends {
-      for event in append.events where !event.pendingSeals.isEmpty {
-        try checkSubjectsNotErased(event)
+      for index in append.events.indices where !append.events[index].pendingSeals.isEmpty {
+        try checkSubjectsNotErased(append.events[index])
       }
     }
 
@@ -263,11 +263,10 @@ struct WriteBatch {
     for (append, startVersion) in zip(appends, startVersions) {
       let streamKey = Array(append.stream.rawValue.utf8)
       var version = startVersion
-      for event in append.events {
+      for var event in append.events {
         version += 1
-        let recorded = try write(
-          event.pendingSeals.isEmpty ? event : try sealed(event), to: append.stream, streamKey: streamKey,
-          version: version)
+        if !event.pendingSeals.isEmpty { try seal(&event) }
+        let recorded = try write(event, to: append.stream, streamKey: streamKey, version: version)
         idEntries.append((event.id, recorded.sequence))
         positions.append(
           EventStore.AppendResult.Position(
@@ -447,7 +446,7 @@ struct WriteBatch {
           outcomes.append(.refused(reason: error.description))
           continue
         }
-        event = try sealed(event)
+        try seal(&event)
       }
       let version =
         try (versions[item.stream] ?? Self.streamVersion(of: streamKey, in: txn, schema: store.schema)) + 1
