@@ -22,7 +22,7 @@ struct ReplicationBenchmarkTests {
   static let customers = Set(
     Fixtures.bookingCreations(count: size).compactMap { record -> UUID? in
       guard case .bookingCreated(let booking) = record.event else { return nil }
-      return EventLogSystem.customerID(of: booking.customerName ?? "")
+      return Fixtures.customerID(of: booking.customerName ?? "")
     }
   ).count
 

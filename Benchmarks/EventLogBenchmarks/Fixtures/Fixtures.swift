@@ -48,8 +48,21 @@ enum Fixtures {
     return Booking(
       id: ids.next(), restaurantID: restaurant.id, restaurantName: restaurant.name,
       date: epoch.addingTimeInterval(Double(rng.below(365 * 24 * 4)) * 900), partySize: 1 + rng.below(8),
-      customerName: customer, notes: notes[index % notes.count],
+      customerID: customerID(of: customer), customerName: customer, notes: notes[index % notes.count],
       createdAt: Date(timeIntervalSince1970: 1_780_000_000 + Double(index)))
+  }
+
+  /// The customer ID of a fixture's customer name: the same name, the same customer (as the
+  /// repository finds one), without a lookup (two FNV-1a hashes of the name). Made with the
+  /// fixture, as the booking's own ID is: an app's booking knows its customer before the append.
+  static func customerID(of name: String) -> UUID {
+    func fnv(_ seed: UInt64) -> UInt64 {
+      var hash = seed
+      for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+      return hash
+    }
+    let (high, low) = (fnv(0xcbf2_9ce4_8422_2325).bigEndian, fnv(0x8422_2325_cbf2_9ce4).bigEndian)
+    return withUnsafeBytes(of: (high, low)) { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
   }
 
   /// `count` restaurants.

@@ -28,18 +28,6 @@ struct EventLogSystem: BenchmarkSystem {
     return (replicator, transport)
   }
 
-  /// The customer ID of a fixture's customer name: the same name, the same customer (as the
-  /// repository finds one), without a lookup (two FNV-1a hashes of the name).
-  static func customerID(of name: String) -> UUID {
-    func fnv(_ seed: UInt64) -> UInt64 {
-      var hash = seed
-      for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-      return hash
-    }
-    let (high, low) = (fnv(0xcbf2_9ce4_8422_2325).bigEndian, fnv(0x8422_2325_cbf2_9ce4).bigEndian)
-    return withUnsafeBytes(of: (high, low)) { UUID(uuid: $0.loadUnaligned(as: uuid_t.self)) }
-  }
-
   /// The domain event of a fixture record, encoded by the library, and its stream.
   static func append(for record: MixedEventRecord) throws -> EventStore.StreamAppend {
     let metadata = EventMetadata(origin: "bench")
@@ -51,7 +39,7 @@ struct EventLogSystem: BenchmarkSystem {
       event = try NewEvent(
         BookingCreated(
           bookingID: b.id, restaurantID: b.restaurantID, restaurantName: b.restaurantName, date: b.date,
-          partySize: b.partySize, customerID: customerID(of: b.customerName ?? ""),
+          partySize: b.partySize, customerID: b.customerID ?? Fixtures.customerID(of: b.customerName ?? ""),
           customerName: b.customerName ?? "", notes: b.notes, createdAt: b.createdAt),
         id: record.eventID, metadata: metadata)
     case .bookingDeleted(let id):
