@@ -175,6 +175,13 @@ extension SubjectKeyring {
 
 extension Personal: BinaryEncodingInterception {
   func interceptEncoding(into state: BinaryEncodingState) throws {
+    try encode(into: state, field: nil)
+  }
+
+  /// Writes the value into `state`: a value read from the log as it is stored, a new one as its
+  /// placeholder (noted in the state's pending seals). `field` names it, when the caller knows
+  /// its name without the coding path (a field at the top level: its key).
+  func encode(into state: BinaryEncodingState, field: String?) throws {
     switch content {
     case .sealed(let sealed):
       sealed.bytes.withUnsafeBytes { state.writeLengthPrefixed($0) }
@@ -197,8 +204,13 @@ extension Personal: BinaryEncodingInterception {
       let textCount = text.utf8.count
       let plaintextCount = encoded?.count ?? BinaryCodingSupport.lengthPrefixedSize(textCount)
       // A field at the top level is named by its key alone.
-      let path = state.codingPath
-      var name = path.count == 1 ? path[0].stringValue : path.map(\.stringValue).joined(separator: ".")
+      var name: String
+      if let field {
+        name = field
+      } else {
+        let path = state.codingPath
+        name = path.count == 1 ? path[0].stringValue : path.map(\.stringValue).joined(separator: ".")
+      }
       let nameCount = name.withUTF8 { min($0.count, SealedValue.maximumFieldLength) }
       let headerCount = SealedValue.fixedHeaderSize + nameCount
       let size = SealedValue.size(headerCount: headerCount, plaintextCount: plaintextCount)
