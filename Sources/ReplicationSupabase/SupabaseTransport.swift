@@ -304,38 +304,7 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
   public func pullChained(
     after cursor: PullCursor, limit: Int, maxBytes: Int
   ) async throws -> [ReplicationWire.RowFields] {
-    let limit = min(max(limit, 1), 10_000)
-    let maxBytes = min(max(maxBytes, 1_024), 16 << 20)
-    let cap = Self.pageCap(limit: limit, maxBytes: maxBytes)
-    let answer: Data
-    do {
-      answer = try await call(
-        "pull_chained", Self.pullBody(cursor, limit, maxBytes, 0), maximumBodyBytes: cap)
-    } catch is PageTooLarge {
-      guard limit == 1 else { return try await pullChained(after: cursor, limit: 1, maxBytes: maxBytes) }
-      return [
-        ReplicationWire.RowFields(
-          position: String(cursor.position + 1), id: nil, originDevice: nil, originSequence: nil, stream: nil,
-          type: nil, schemaVersion: nil, payload: nil, correlationID: nil, causationID: nil, origin: nil,
-          recordedAtMicroseconds: nil,
-          unavailable:
-            "the row is larger than the \(cap) bytes a pulled row may take (its payload is over 4 MiB)")
-      ]
-    }
-    let rows = try decoded("pull_chained") { () throws(PostgRESTBody.Malformed) in
-      try PostgRESTBody.rows(answer)
-    }
-    return rows.map { row in
-      ReplicationWire.RowFields(
-        position: row["event_position"]?.text, id: row["event_id"]?.text,
-        originDevice: row["origin_device"]?.text, originSequence: row["origin_sequence"]?.text,
-        stream: row["stream"]?.text, type: row["type"]?.text, schemaVersion: row["schema_version"]?.text,
-        payload: row["payload"]?.text.map { Array($0.utf8) }, correlationID: row["correlation_id"]?.text,
-        causationID: row["causation_id"]?.text, origin: row["origin"]?.text,
-        recordedAtMicroseconds: row["recorded_at_us"]?.text, pushedBy: row["pushed_by"]?.text,
-        pushedSequence: row["pushed_sequence"]?.text, metadata: row["metadata"]?.text.map { Array($0.utf8) },
-        chain: row["chain"]?.text)
-    }
+    try await pullChainedRows(after: cursor, limit: limit, maxBytes: maxBytes, withSubjects: false)
   }
 
   /// ``pullChained(after:limit:maxBytes:)``'s rows with each event's data subjects
@@ -346,16 +315,28 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
   public func pullWithSubjects(
     after cursor: PullCursor, limit: Int, maxBytes: Int
   ) async throws -> [ReplicationWire.RowFields] {
+    try await pullChainedRows(after: cursor, limit: limit, maxBytes: maxBytes, withSubjects: true)
+  }
+
+  /// The rows of `eventlog_api.pull_chained`, or of `pull_subjects` (the same columns and each
+  /// event's subjects) when `withSubjects`, every column as the server sent it; a page larger
+  /// than its cap is asked again one row at a time.
+  private func pullChainedRows(
+    after cursor: PullCursor, limit: Int, maxBytes: Int, withSubjects: Bool
+  ) async throws -> [ReplicationWire.RowFields] {
+    let function = withSubjects ? "pull_subjects" : "pull_chained"
     let limit = min(max(limit, 1), 10_000)
     let maxBytes = min(max(maxBytes, 1_024), 16 << 20)
-    // Each row's subjects (at most 255 UUIDs of 37 bytes) besides pull_chained's columns.
-    let cap = Self.pageCap(limit: limit, maxBytes: maxBytes) + limit * 10_000
+    // With subjects, each row's subjects (at most 255 UUIDs of 37 bytes) besides pull_chained's columns.
+    let cap = Self.pageCap(limit: limit, maxBytes: maxBytes) + (withSubjects ? limit * 10_000 : 0)
     let answer: Data
     do {
-      answer = try await call(
-        "pull_subjects", Self.pullBody(cursor, limit, maxBytes, 0), maximumBodyBytes: cap)
+      answer = try await call(function, Self.pullBody(cursor, limit, maxBytes, 0), maximumBodyBytes: cap)
     } catch is PageTooLarge {
-      guard limit == 1 else { return try await pullWithSubjects(after: cursor, limit: 1, maxBytes: maxBytes) }
+      guard limit == 1 else {
+        return try await pullChainedRows(
+          after: cursor, limit: 1, maxBytes: maxBytes, withSubjects: withSubjects)
+      }
       return [
         ReplicationWire.RowFields(
           position: String(cursor.position + 1), id: nil, originDevice: nil, originSequence: nil, stream: nil,
@@ -365,7 +346,7 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
             "the row is larger than the \(cap) bytes a pulled row may take (its payload is over 4 MiB)")
       ]
     }
-    let rows = try decoded("pull_subjects") { () throws(PostgRESTBody.Malformed) in
+    let rows = try decoded(function) { () throws(PostgRESTBody.Malformed) in
       try PostgRESTBody.rows(answer)
     }
     return rows.map { row in
@@ -377,7 +358,7 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
         causationID: row["causation_id"]?.text, origin: row["origin"]?.text,
         recordedAtMicroseconds: row["recorded_at_us"]?.text, pushedBy: row["pushed_by"]?.text,
         pushedSequence: row["pushed_sequence"]?.text, metadata: row["metadata"]?.text.map { Array($0.utf8) },
-        chain: row["chain"]?.text, subjects: row["subjects"]?.text ?? "")
+        chain: row["chain"]?.text, subjects: withSubjects ? (row["subjects"]?.text ?? "") : nil)
     }
   }
 
@@ -446,7 +427,7 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
     }
   }
 
-  /// The arguments of `pull` and `pull_chained`.
+  /// The arguments of `pull`, `pull_chained` and `pull_subjects`.
   private static func pullBody(
     _ cursor: PullCursor, _ limit: Int, _ maxBytes: Int, _ waitMilliseconds: Int
   )

@@ -84,13 +84,12 @@ struct BookingsForgetCommand: CLICommand {
 
   @Option("customer", "NAME", help: "The customer's name, exactly as the bookings carry it.")
   var customer: String
-  @Option("reason", "TEXT", help: "Why, for the audit trail (replicated and exported: no personal data).")
+  @Option(
+    "reason", "TEXT", help: "Why, for the audit trail (replicated and exported: no personal data).",
+    type: .nonBlank("the reason for the erasure"))
   var reason: String
 
   func run(_ context: CommandContext) async throws {
-    guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-      throw UsageError("--reason: give the reason for the erasure")
-    }
     let store = try context.openStore(.write)
     let repository = try context.plugin(RestaurantBookingCommands.self).bookingRepository(store)
     // Bookings recorded before personal data was sealed hold the name in clear, with no customer

@@ -91,7 +91,9 @@ struct ErasureCLITests {
     #expect(try cli("verify").status == 0)
   }
 
-  @Test("erase: an unknown subject exits 1; --reason is required; an erased subject appends nothing")
+  @Test(
+    "erase: an unknown subject exits 1; a missing or blank --reason (forget's too) is a usage error; erased twice appends once"
+  )
   func eraseCommand() throws {
     let cli = EventLogBinary()
     defer { cli.remove() }
@@ -106,8 +108,19 @@ struct ErasureCLITests {
     let subjects = try #require(try json(try cli("subjects", "--json")) as? [[String: Any]])
     let subject = try #require(subjects.first?["subject"] as? String)
     #expect(try cli("erase", subject).status == 64)
-    #expect(try cli("erase", subject, "--reason", "  ").status == 64)
     let head = try cli.head()
+    // A blank reason is a usage error of both commands, naming the flag; nothing is appended.
+    for blank in ["", "  ", " \n\t"] {
+      for arguments in [["erase", subject], ["bookings", "forget", "--customer", "Ada"]] {
+        let refused = try cli.run(arguments + ["--reason", blank])
+        #expect(refused.status == 64, "\(refused)")
+        #expect(
+          refused.stderr.contains(
+            "Error: invalid value for '--reason': expected the reason for the erasure, not a blank text"),
+          "\(refused)")
+      }
+    }
+    #expect(try cli.head() == head)
     #expect(try cli("erase", subject, "--reason", "request").status == 0)
     #expect(try cli.head() == head + 1)
     let again = try cli("erase", subject, "--reason", "request")

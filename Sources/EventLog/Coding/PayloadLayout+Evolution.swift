@@ -47,9 +47,13 @@ package struct LayoutEvolution: Sendable {
       return
     case (.optional(let a), .optional(let b)), (.array(let a), .array(let b)):
       compare(a, b, path: path)
-    case (.string, .data):
+    case (.string, .data), (.string, .personal):
       // A varint length and the bytes, both: text stored in clear reads as a personal value's.
       sealedFields.append(path)
+    case (.data, .personal):
+      // A personal field recorded before personal values had a kind of their own: the same
+      // bytes, and the same field.
+      return
     case (.structure(let oldFields), .structure(let newFields)):
       for field in newFields {
         let fieldPath = Self.join(path, field.name)
@@ -147,7 +151,7 @@ extension PayloadLayout.Kind {
       let start = cursor.offset
       try old.skip(&cursor)
       output.append(contentsOf: cursor.buffer[start..<cursor.offset])
-    case (.string, .data):
+    case (.string, .data), (.string, .personal), (.data, .personal):
       let start = cursor.offset
       try old.skip(&cursor)
       output.append(contentsOf: cursor.buffer[start..<cursor.offset])

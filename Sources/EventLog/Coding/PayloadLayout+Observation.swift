@@ -46,7 +46,9 @@ private func staticKind(of type: Any.Type) -> PayloadLayout.Kind? {
   case ObjectIdentifier(Data.self): .data
   case BinaryCodingSupport.byteArrayTypeID: .bytes
   default:
-    if let optional = type as? any LayoutOptional.Type {
+    if type is any PersonalLayoutValue.Type {
+      .personal
+    } else if let optional = type as? any LayoutOptional.Type {
       .optional(staticKind(of: optional.wrappedType) ?? .unknown)
     } else if let array = type as? any LayoutSequence.Type {
       .array(staticKind(of: array.elementType) ?? .unknown)

@@ -87,6 +87,12 @@ private final class LayoutProbe: Decoder, PayloadLayoutProbing {
       }
       return (kind, value)
     }
+    if let personal = T.self as? any PersonalLayoutValue.Type {
+      guard let value = personal.layoutPlaceholder as? T else {
+        throw PayloadLayoutError("'\(path)': \(T.self) has no placeholder")
+      }
+      return (.personal, value)
+    }
     if let optional = T.self as? any ProbedOptional.Type {
       let inner = try kind(of: optional.wrappedDecodable, path: path)
       guard let none = optional.probedNil as? T else {

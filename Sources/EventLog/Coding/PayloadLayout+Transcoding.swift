@@ -76,7 +76,7 @@ extension PayloadLayout.Kind {
     case .uint, .uint8, .uint16, .uint32, .uint64: try readUnsigned(&cursor)
     case .float: _ = try cursor.readFixed32("Float")
     case .double, .date: _ = try cursor.readFixed64("Double")
-    case .string, .data, .bytes:
+    case .string, .data, .bytes, .personal:
       let length = try cursor.readVarint("length")
       _ = try cursor.readFixedBytes(Int(clamping: length), "bytes")
     case .uuid: _ = try cursor.readFixedBytes(16, "UUID")
@@ -137,6 +137,17 @@ extension PayloadLayout.Kind {
       case .string: return JSONNode(.string(try cursor.readString()))
       case .data: return JSONNode(.string(try cursor.readData().base64EncodedString()))
       case .bytes: return JSONNode(.array(try cursor.readByteArray().map { JSONNode(.literal(String($0))) }))
+      case .personal:
+        let range = try cursor.readByteArrayRange()
+        let bytes = UnsafeRawBufferPointer(rebasing: cursor.buffer[range])
+        if bytes.first == SealedValue.marker, let sealed = SealedValue(bytes: Array(bytes)) {
+          return JSONNode(.string(Data(sealed.bytes).base64EncodedString()))
+        }
+        // Stored in clear, before sealing existed: the value's text.
+        guard let text = UTF8Validation.string(bytes) else {
+          throw Self.failure(path, "is neither a sealed value nor text (UTF-8) stored in clear")
+        }
+        return JSONNode(.string(text))
       case .uuid: return JSONNode(.string(try cursor.readUUID().lowercasedString))
       case .date:
         let date = try cursor.readDate()
@@ -221,6 +232,16 @@ extension PayloadLayout.Kind {
       }
       Self.writeUnsigned(UInt64(data.count), into: &output)
       output += data
+    case .personal:
+      // A string whose Base64 is a whole sealed value is one; any other is text stored in clear.
+      guard case .string(let text) = node.value else { throw mismatch() }
+      if let data = Data(base64Encoded: text), let sealed = SealedValue(bytes: Array(data)) {
+        Self.writeUnsigned(UInt64(sealed.bytes.count), into: &output)
+        output += sealed.bytes
+      } else {
+        Self.writeUnsigned(UInt64(text.utf8.count), into: &output)
+        output += text.utf8
+      }
     case .bytes:
       guard case .array(let items) = node.value else { throw mismatch() }
       Self.writeUnsigned(UInt64(items.count), into: &output)
@@ -284,6 +305,7 @@ extension PayloadLayout.Kind {
     case .float, .double: "a number"
     case .string: "a string"
     case .data: "a Base64 string"
+    case .personal: "a string (a sealed value's Base64, or text)"
     case .bytes: "an array of bytes"
     case .uuid: "a UUID string"
     case .date: "an ISO 8601 date string"

@@ -14,7 +14,7 @@ import Foundation
 /// Its text (``jsonText``) is the form stored in an environment's `layouts` database and carried
 /// by `export` (`Docs/OnDiskFormat.md`): a kind is `null` (unknown), a scalar's name (`"bool"`,
 /// `"int"`…`"int64"`, `"uint"`…`"uint64"`, `"float"`, `"double"`, `"string"`, `"data"`,
-/// `"bytes"`, `"uuid"`, `"date"`), `{"optional": kind}`, `{"array": kind}` or
+/// `"bytes"`, `"uuid"`, `"date"`, `"personal"`), `{"optional": kind}`, `{"array": kind}` or
 /// `{"fields": [{"name": …, "kind": …}, …]}` (a field with `"null": true` renders a `nil` as
 /// `null` instead of leaving its key out).
 package struct PayloadLayout: Sendable, Hashable {
@@ -31,6 +31,10 @@ package struct PayloadLayout: Sendable, Hashable {
     case data
     /// `[UInt8]`: a varint length and the bytes; an array of numbers in JSON.
     case bytes
+    /// ``Personal``: a varint length and the stored bytes, as `Data`; in JSON, a sealed value's
+    /// bytes in Base64 and a value stored in clear (before sealing existed) as its text, as
+    /// `Personal`'s own `Codable` writes them.
+    case personal
     case uuid
     case date
     /// A presence tag, then the value.
@@ -89,6 +93,10 @@ extension PayloadLayout.Kind {
     case (_, .unknown): return self
     case (.optional(let a), .optional(let b)): return a.merged(with: b).map(Self.optional)
     case (.array(let a), .array(let b)): return a.merged(with: b).map(Self.array)
+    case (.data, .personal), (.personal, .data):
+      // The same bytes: a layout recorded before personal values had a kind of their own
+      // (`data`) becomes theirs when it is merged with one that knows it.
+      return .personal
     case (.structure(let a), .structure(let b)):
       guard a.count == b.count else { return nil }
       var fields: [PayloadLayout.Field] = []
@@ -109,7 +117,7 @@ extension PayloadLayout.Kind {
     "bool": .bool, "int": .int, "int8": .int8, "int16": .int16, "int32": .int32, "int64": .int64,
     "uint": .uint, "uint8": .uint8, "uint16": .uint16, "uint32": .uint32, "uint64": .uint64,
     "float": .float, "double": .double, "string": .string, "data": .data, "bytes": .bytes,
-    "uuid": .uuid, "date": .date,
+    "uuid": .uuid, "date": .date, "personal": .personal,
   ]
 
   /// The name of a scalar kind, `nil` for the others.
@@ -133,6 +141,7 @@ extension PayloadLayout.Kind {
     case .bytes: "bytes"
     case .uuid: "uuid"
     case .date: "date"
+    case .personal: "personal"
     case .unknown, .optional, .array, .structure: nil
     }
   }

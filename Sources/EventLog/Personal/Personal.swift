@@ -29,7 +29,9 @@ import Sodium
 /// shows it opens it with a ``SubjectKeyring`` (``SubjectKeyring/reveal(_:)``). A value stored
 /// in clear by a build before sealing existed reads as one that opens without a key.
 ///
-/// In JSON (`log --json`, `export`) a sealed value is its stored bytes in Base64.
+/// In JSON (`log --json`, `export`) a sealed value is its stored bytes in Base64, and a value
+/// stored in clear its text; a recorded layout gives the field the kind `personal`, which a
+/// build without the type renders and reads back the same way.
 public struct Personal<Value: Codable & Sendable & Hashable>: Sendable, Hashable {
   @usableFromInline
   enum Content: Sendable, Hashable {
@@ -94,6 +96,17 @@ public struct Personal<Value: Codable & Sendable & Hashable>: Sendable, Hashable
   }
 }
 
+/// ``Personal``, seen through a protocol by the layout observer and probe: its kind is
+/// ``PayloadLayout/Kind/personal`` whatever its `Value`.
+protocol PersonalLayoutValue {
+  /// A value for the probe to hand back (``PayloadLayout/init(probing:)``): empty text in clear.
+  static var layoutPlaceholder: Self { get }
+}
+
+extension Personal: PersonalLayoutValue {
+  static var layoutPlaceholder: Self { Personal(content: .clear([])) }
+}
+
 extension Personal: Codable {
   /// Reads the stored bytes: `Data` (a sealed value, or text stored in clear). In JSON a sealed
   /// value is the Base64 of its bytes, and a value stored in clear is its text; a string whose
@@ -129,9 +142,9 @@ extension Personal: Codable {
     case .sealed(let sealed):
       try container.encode(Data(sealed.bytes))
     case .clear(let bytes):
-      // Binary, and to the layout observer: `Data`, as a sealed value (one layout describes
-      // both: a clear value observed as a string made the type's values disagree, and its
-      // layout unknown to the process or, recorded, one that a sealed value breaks).
+      // Binary: `Data`, as a sealed value. (The layout observer notes a personal field by its
+      // type, `personal`, for clear and sealed values alike, without encoding it; were it to
+      // encode one, `Data` is the binary shape.)
       if encoder is any BinaryEncoding || encoder is any PayloadLayoutObserving {
         try container.encode(Data(bytes))
       } else {
@@ -157,7 +170,7 @@ extension Personal: Codable {
 protocol BinaryDecoding {}
 
 /// The decoder that learns a type's layout (``PayloadLayout/init(probing:)``): a ``Personal``
-/// value is `Data` to it.
+/// value is `Data` to it (the probe notes a personal field's kind, `personal`, by its type).
 protocol PayloadLayoutProbing {}
 
 /// `BinaryEncoder`'s encoder: a ``Personal`` value writes its stored bytes as they are.

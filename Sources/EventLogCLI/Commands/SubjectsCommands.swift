@@ -75,13 +75,12 @@ struct EraseCommand: CLICommand {
 
   @Argument("SUBJECT", help: "The subject's ID (see 'eventlog subjects').", type: .uuid)
   var subject: UUID
-  @Option("reason", "TEXT", help: "Why, for the audit trail (replicated and exported: no personal data).")
+  @Option(
+    "reason", "TEXT", help: "Why, for the audit trail (replicated and exported: no personal data).",
+    type: .nonBlank("the reason for the erasure"))
   var reason: String
 
   func run(_ context: CommandContext) async throws {
-    guard !reason.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
-      throw UsageError("--reason: give the reason for the erasure")
-    }
     let store = try context.openStore(.write)
     context.console.print(try await Self.erase(subject, reason: reason, in: store))
   }

@@ -57,6 +57,19 @@ extension ArgumentType where Value == String {
   public static func nonEmpty(_ what: String) -> ArgumentType {
     ArgumentType { $0.isEmpty ? .failure(ArgumentValueError("expected \(what)")) : .success($0) }
   }
+
+  /// Any text with a character that is not white space.
+  ///
+  /// A blank text (empty, or spaces and newlines only) fails with `expected <what>, not a blank
+  /// text`, without repeating it: `invalid value for '--reason': expected the reason …`.
+  /// - Parameter what: what the text is, for the message: `the reason for the erasure`.
+  /// - Returns: the type, whose values are the texts given, as given.
+  public static func nonBlank(_ what: String) -> ArgumentType {
+    ArgumentType { text in
+      guard text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return .success(text) }
+      return .failure(ArgumentValueError("expected \(what), not a blank text", showsValue: false))
+    }
+  }
 }
 
 extension ArgumentType where Value: FixedWidthInteger & Sendable {
