@@ -55,6 +55,9 @@ struct CommandLineReplicationTests {
     let push = try phone.json("push", alice.url, "--json")
     #expect(push["pushed"] as? Int == 1 && push["alreadyStored"] as? Int == 0)
     #expect(push["rejected"] as? Int == 0 && push["pending"] as? Int == 0)
+    // The booking's customer's key went with it, once.
+    #expect(push["keysPushed"] as? Int == 1 && push["keysRefused"] as? Int == 0)
+    #expect(try phone("push", alice.url).stdout.contains("data subject key") == false)
     // The URL from the environment.
     let pull = try runChild(
       Self.binary, ["--db", tablet.database, "pull", "--json"], environment: ["EVENTLOG_REMOTE": alice.url])
@@ -63,6 +66,7 @@ struct CommandLineReplicationTests {
       try JSONSerialization.jsonObject(with: Data(pull.stdout.utf8)) as? [String: Any])
     #expect(
       pulled["pulled"] as? Int == 1 && pulled["alreadyPresent"] as? Int == 0 && pulled["cursor"] as? Int == 1)
+    #expect(pulled["keysStored"] as? Int == 1)
     #expect(try tablet.bookingIDs() == [booking])
 
     // Both delete; replicate brings both devices to the same end.
@@ -89,6 +93,12 @@ struct CommandLineReplicationTests {
     }
     // The pulled event says where it came from.
     #expect(try tablet("show", "1").stdout.contains("server position 1"))
+
+    // Another customer's booking: its key is named in the push's text.
+    _ = try tablet.book("Grace")
+    let tabletPush = try tablet("push", alice.url)
+    #expect(tabletPush.stdout.contains("; 1 data subject key(s) stored on the server"), "\(tabletPush)")
+    #expect(try phone("pull", alice.url).stdout.contains("; 1 data subject key(s) stored here"))
   }
 
   @Test func failuresExitOneNameTheCauseAndChangeNothing() async throws {

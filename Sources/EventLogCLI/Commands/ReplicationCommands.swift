@@ -233,6 +233,7 @@ extension PushSummary {
       ("pushed", .int(Int64(pushed))), ("alreadyStored", .int(Int64(alreadyStored))),
       ("rejected", .int(Int64(rejected))), ("pending", .int(Int64(pending))),
       ("conflicts", .int(Int64(conflicts))), ("retried", .int(Int64(retried))),
+      ("keysPushed", .int(Int64(keysPushed))), ("keysRefused", .int(Int64(keysRefused))),
     ])
   }
 
@@ -241,6 +242,10 @@ extension PushSummary {
       + (conflicts > 0 ? ", of which \(conflicts) conflict(s): see 'eventlog remote status'" : "")
       + (retried > 0 ? "; \(retried) refused before sent again" : "")
       + "); \(pending) pending; the server holds this device's log through seq \(pushedThrough)"
+      + (keysPushed + keysRefused > 0
+        ? "; \(keysPushed) data subject key(s) stored on the server"
+          + (keysRefused > 0 ? ", \(keysRefused) refused (the subjects are erased there)" : "")
+        : "")
   }
 
   /// Exit status 3, after the command printed its counts, when the server refused events for
@@ -260,6 +265,7 @@ extension PullSummary {
       ("pulled", .int(Int64(pulled))), ("alreadyPresent", .int(Int64(alreadyPresent))),
       ("cursor", .uint(cursor)),
       ("unreadable", .int(Int64(unreadable))), ("conflicts", .int(Int64(conflicts))),
+      ("keysStored", .int(Int64(keysStored))),
     ])
   }
 
@@ -269,6 +275,7 @@ extension PullSummary {
         ? ", \(unreadable) kept but not projected or not stored: see 'eventlog remote status'" : "")
       + (conflicts > 0 ? ", \(conflicts) conflict(s): see 'eventlog remote status'" : "")
       + "); at server position \(cursor)"
+      + (keysStored > 0 ? "; \(keysStored) data subject key(s) stored here" : "")
   }
 }
 
