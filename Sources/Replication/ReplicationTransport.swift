@@ -79,7 +79,7 @@ public protocol ReplicationTransport: Sendable {
   /// - Returns: what the server did with each key, in order.
   /// - Throws: a transport error (its kind `.rejected` when the server refused the batch's
   ///   values), ``ReplicationError/protocolViolation(server:reason:)`` for a malformed answer.
-  func pushKeys(_ keys: [SubjectKeyCopy], device: UUID) async throws -> [KeyPushOutcome]
+  func pushKeys(_ keys: [SubjectKey], device: UUID) async throws -> [KeyPushOutcome]
 
   /// The owner's keys the server stored after `serial`, in the order it stored them: at most
   /// `limit` (server schema version 6). An erased subject's key is no longer there.
@@ -140,37 +140,16 @@ public struct AttestedHead: Sendable, Hashable {
   }
 }
 
-/// A data subject's key as it travels between a device and its owner's server: the key that
-/// opens the subject's ``EventLog/Personal`` values. Never printed.
-public struct SubjectKeyCopy: Sendable, Hashable, CustomStringConvertible {
-  /// The data subject.
-  public var subject: UUID
-  /// The key: 32 bytes.
-  public var key: [UInt8]
-  /// When the device that made it made it.
-  public var createdAt: Date
-
-  /// Creates a key copy.
-  public init(subject: UUID, key: [UInt8], createdAt: Date) {
-    self.subject = subject
-    self.key = key
-    self.createdAt = createdAt
-  }
-
-  /// The subject, never the key.
-  public var description: String { "key of subject \(subject.lowercasedString)" }
-}
-
 /// A key as the server holds it: its serial (the order the server stored the owner's keys in) and
 /// the key.
 public struct ServerSubjectKey: Sendable, Hashable {
   /// Its serial: a pull of keys asks for those after the last it stored.
   public var serial: UInt64
   /// The key.
-  public var key: SubjectKeyCopy
+  public var key: SubjectKey
 
   /// Creates the pair.
-  public init(serial: UInt64, key: SubjectKeyCopy) {
+  public init(serial: UInt64, key: SubjectKey) {
     self.serial = serial
     self.key = key
   }

@@ -213,7 +213,7 @@ public enum ReplicationWire {
 extension ReplicationWire {
   /// The `p_keys` argument of `eventlog_api.push_keys`: a JSON array of
   /// `{"subject", "key", "createdAt"}`, `key` in Base64 and `createdAt` in microseconds since 1970.
-  public static func keys(_ keys: [SubjectKeyCopy]) -> [UInt8] {
+  public static func keys(_ keys: [SubjectKey]) -> [UInt8] {
     var out: [UInt8] = [UInt8(ascii: "[")]
     out.reserveCapacity(2 + keys.count * 128)
     for (index, key) in keys.enumerated() {
@@ -246,7 +246,7 @@ extension ReplicationWire {
     }
     return ServerSubjectKey(
       serial: serial,
-      key: SubjectKeyCopy(
+      key: SubjectKey(
         subject: subject, key: Array(bytes), createdAt: Date(microsecondsSince1970: microseconds)))
   }
 

@@ -581,9 +581,7 @@ public final class Replicator: Sendable {
       })
     var waiting = try store.subjectKeys().filter { !sent.contains($0.subject) }[...]
     while !waiting.isEmpty && !shouldStop() {
-      let batch = waiting.prefix(Self.keyBatchSize).map {
-        SubjectKeyCopy(subject: $0.subject, key: $0.key, createdAt: $0.createdAt)
-      }
+      let batch = Array(waiting.prefix(Self.keyBatchSize))
       waiting = waiting.dropFirst(Self.keyBatchSize)
       let outcomes = try await retrying(onRetry: onRetry) {
         try await transport.pushKeys(batch, device: device)
@@ -621,7 +619,7 @@ public final class Replicator: Sendable {
           server: transport.server, reason: "pull_keys after \(after) answered a key at or before it")
       }
       stored += try await store.storeSubjectKeys(
-        page.map { SubjectKey(subject: $0.key.subject, key: $0.key.key, createdAt: $0.key.createdAt) })
+        page.map(\.key))
       serial = last.serial
       var changes: [EventStore.StateChange] = [
         .put(ReplicationState.keyCursorKey, ReplicationState.encode(serial))

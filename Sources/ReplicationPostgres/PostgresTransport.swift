@@ -284,7 +284,7 @@ public final class PostgresTransport: ReplicationTransport {
   /// - Returns: what the server did with each key, in order.
   /// - Throws: a ``PostgresError``, or `ReplicationError.protocolViolation` when the answer has
   ///   another number of rows, another order, or an outcome the server does not define.
-  public func pushKeys(_ keys: [SubjectKeyCopy], device: UUID) async throws -> [KeyPushOutcome] {
+  public func pushKeys(_ keys: [SubjectKey], device: UUID) async throws -> [KeyPushOutcome] {
     let server = self.server
     let body = String(decoding: ReplicationWire.keys(keys), as: UTF8.self)
     return try await query("push \(keys.count) data subjects' keys") { connection, timeout in

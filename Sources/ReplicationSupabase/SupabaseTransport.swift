@@ -366,7 +366,7 @@ public final class SupabaseTransport: ReplicationTransport, CustomStringConverti
   /// - Returns: what the server did with each key, in order.
   /// - Throws: a ``SupabaseError``, or `ReplicationError.protocolViolation` when the answer has
   ///   another number of rows, another order, or an outcome the server does not define.
-  public func pushKeys(_ keys: [SubjectKeyCopy], device: UUID) async throws -> [KeyPushOutcome] {
+  public func pushKeys(_ keys: [SubjectKey], device: UUID) async throws -> [KeyPushOutcome] {
     var body = Array(#"{"p_device":"#.utf8)
     JSONWriter.appendQuoted(device, to: &body)
     body.append(contentsOf: #","p_keys":"#.utf8)

@@ -127,7 +127,7 @@ struct PersonalDataReplicationTests {
 
     // The tablet, back, sends its copy of the key: the server refuses it.
     let outcomes = try await tablet.transport.pushKeys(
-      [SubjectKeyCopy(subject: subject, key: staleKey.key, createdAt: staleKey.createdAt)], device: UUID())
+      [SubjectKey(subject: subject, key: staleKey.key, createdAt: staleKey.createdAt)], device: UUID())
     #expect(outcomes == [.erased])
     // And a resync (which sends every key again) is refused the same way.
     try await tablet.replicator.resync()
@@ -160,7 +160,7 @@ struct PersonalDataReplicationTests {
     // Mallory's pull of keys sees none of Alice's.
     #expect(try await intruder.transport.pullKeys(after: 0, limit: 100).isEmpty)
     // A key Mallory pushes for Alice's subject is Mallory's own: Alice's stays as it was.
-    let forged = SubjectKeyCopy(subject: subject, key: Array(repeating: 7, count: 32), createdAt: Date())
+    let forged = SubjectKey(subject: subject, key: Array(repeating: 7, count: 32), createdAt: Date())
     #expect(try await intruder.transport.pushKeys([forged], device: UUID()) == [.stored])
     let alicesKeys = try await phone.transport.pullKeys(after: 0, limit: 100)
     #expect(alicesKeys.map(\.key.key) == [original.key])

@@ -56,7 +56,7 @@ extension SupabaseReplication {
 
       // The tablet's stale key is refused; its pull destroys it.
       let refused = try await tablet.transport.pushKeys(
-        [SubjectKeyCopy(subject: subject, key: staleKey.key, createdAt: staleKey.createdAt)], device: UUID())
+        [SubjectKey(subject: subject, key: staleKey.key, createdAt: staleKey.createdAt)], device: UUID())
       #expect(refused == [.erased])
       _ = try await tablet.replicator.pull()
       #expect(try tablet.store.subjectKeys().isEmpty)
@@ -76,7 +76,7 @@ extension SupabaseReplication {
       let original = try #require(try phone.store.subjectKeys().first)
       let intruder = try APIDevice(api, tokens: Tokens(api.token(mallory)))
       #expect(try await intruder.transport.pullKeys(after: 0, limit: 100).isEmpty)
-      let forged = SubjectKeyCopy(subject: subject, key: Array(repeating: 9, count: 32), createdAt: Date())
+      let forged = SubjectKey(subject: subject, key: Array(repeating: 9, count: 32), createdAt: Date())
       #expect(try await intruder.transport.pushKeys([forged], device: UUID()) == [.stored])
       #expect(try await phone.transport.pullKeys(after: 0, limit: 100).map(\.key.key) == [original.key])
       #expect(try Self.personalData(api, of: alice).keys == [subject])

@@ -418,7 +418,7 @@ final class RawPusher {
       parameters.uuid(device)
       parameters.jsonb(
         ReplicationWire.keys(
-          batch.map { SubjectKeyCopy(subject: $0.subject, key: $0.key, createdAt: $0.createdAt) }))
+          batch.map { SubjectKey(subject: $0.subject, key: $0.key, createdAt: $0.createdAt) }))
       let answered = try keyConnection.run("push_keys", parameters)
       let rows = answered.rows
       answered.clear()

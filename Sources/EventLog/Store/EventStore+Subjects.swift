@@ -27,17 +27,25 @@ public enum ErasureOutcome: Sendable, Hashable {
   case alreadyErased(erasedAt: Date, event: UUID)
 }
 
-/// A subject's key as replication carries it between an owner's devices and server.
-package struct SubjectKey: Sendable, Hashable {
-  package var subject: UUID
-  package var key: [UInt8]
-  package var createdAt: Date
+/// A data subject's key as replication carries it between an owner's devices and server: the key
+/// that opens the subject's ``Personal`` values. Never printed.
+public struct SubjectKey: Sendable, Hashable, CustomStringConvertible {
+  /// The data subject.
+  public var subject: UUID
+  /// The key: 32 bytes.
+  public var key: [UInt8]
+  /// When the device that made it made it.
+  public var createdAt: Date
 
-  package init(subject: UUID, key: [UInt8], createdAt: Date) {
+  /// Creates a subject's key.
+  public init(subject: UUID, key: [UInt8], createdAt: Date) {
     self.subject = subject
     self.key = key
     self.createdAt = createdAt
   }
+
+  /// The subject, never the key.
+  public var description: String { "key of subject \(subject.lowercasedString)" }
 }
 
 extension EventStore {
