@@ -149,6 +149,9 @@ struct RemoteCredentials: ArgumentGroup {
 struct RemoteOptions: ArgumentGroup {
   /// The default of `--retry-for`, in seconds.
   static let defaultRetry = 30
+  /// The help of `--allow-unencrypted`, which every command that reaches a server takes.
+  static let allowUnencryptedHelp =
+    "Allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
 
   @Argument("URL", help: RemoteURL.help, type: RemoteURL.type)
   var url: String?
@@ -159,10 +162,7 @@ struct RemoteOptions: ArgumentGroup {
       "Retry a server that cannot be reached for this long before failing (default \(RemoteOptions.defaultRetry)).",
     type: .integer(in: 0...86_400))
   var retrySeconds: Int = RemoteOptions.defaultRetry
-  @Flag(
-    "allow-unencrypted",
-    help: "Allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
-  )
+  @Flag("allow-unencrypted", help: RemoteOptions.allowUnencryptedHelp)
   var allowUnencrypted: Bool
   @Flag("json", help: "As JSON (the shape is in the discussion below).")
   var json: Bool
@@ -293,10 +293,7 @@ struct RemoteInitCommand: CLICommand {
 
   @Argument("URL", help: RemoteURL.libpqHelp, type: RemoteURL.libpqType)
   var url: String?
-  @Flag(
-    "allow-unencrypted",
-    help: "Allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
-  )
+  @Flag("allow-unencrypted", help: RemoteOptions.allowUnencryptedHelp)
   var allowUnencrypted: Bool
   @Flag(
     "json",
@@ -370,10 +367,7 @@ struct RemoteStreamsCommand: CLICommand {
   var prefix: String?
   @Argument("URL", help: RemoteURL.libpqHelp, type: RemoteURL.libpqType)
   var url: String?
-  @Flag(
-    "allow-unencrypted",
-    help: "Allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
-  )
+  @Flag("allow-unencrypted", help: RemoteOptions.allowUnencryptedHelp)
   var allowUnencrypted: Bool
   @Flag("json", help: #"As {"replicatedStreams": [prefix, ...], "removed"?: PREFIX}."#)
   var json: Bool
@@ -478,10 +472,7 @@ struct RemoteStatusCommand: CLICommand {
   private let credentials = RemoteCredentials()
   @Flag("server", help: "Ask the server at $EVENTLOG_REMOTE too (as if its URL were given).")
   var server: Bool
-  @Flag(
-    "allow-unencrypted",
-    help: "Allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
-  )
+  @Flag("allow-unencrypted", help: RemoteOptions.allowUnencryptedHelp)
   var allowUnencrypted: Bool
   @Flag(
     "json",

@@ -49,11 +49,7 @@ struct VerifyCommand: CLICommand {
       "With --remote: retry a server that cannot be reached for this long before failing (default \(RemoteOptions.defaultRetry)).",
     type: .integer(in: 0...86_400))
   var retrySeconds: Int = RemoteOptions.defaultRetry
-  @Flag(
-    "allow-unencrypted",
-    help:
-      "With --remote: allow sslmode=disable, allow or prefer for a server on another host (sends the password in clear)."
-  )
+  @Flag("allow-unencrypted", help: "With --remote. " + RemoteOptions.allowUnencryptedHelp)
   var allowUnencrypted: Bool
 
   func validate() throws(UsageError) {
