@@ -210,12 +210,11 @@ extension Personal: BinaryEncodingInterception {
               "a personal value is sealed when its event is created (NewEvent); it cannot be encoded here"
           ))
       }
-      // The value's BinaryEncoder bytes: a String's written in place (the common case), another
-      // type's encoded apart first.
-      var text = Value.self == String.self ? BinaryCodingSupport.identityCast(value, to: String.self) : ""
+      // The value's BinaryEncoder bytes: a String's written straight into the payload (the common
+      // case), another type's encoded apart first.
+      let text = Value.self == String.self ? BinaryCodingSupport.identityCast(value, to: String.self) : ""
       let encoded = Value.self == String.self ? nil : try BinaryEncoder().encode(value)
-      let textCount = text.utf8.count
-      let plaintextCount = encoded?.count ?? BinaryCodingSupport.lengthPrefixedSize(textCount)
+      let plaintextCount = encoded?.count ?? BinaryCodingSupport.lengthPrefixedSize(text.utf8.count)
       // A field at the top level is named by its key alone.
       var name: String
       if let field {
@@ -224,47 +223,23 @@ extension Personal: BinaryEncodingInterception {
         let path = state.codingPath
         name = path.count == 1 ? path[0].stringValue : path.map(\.stringValue).joined(separator: ".")
       }
-      let nameCount = name.withUTF8 { min($0.count, SealedValue.maximumFieldLength) }
-      let headerCount = SealedValue.fixedHeaderSize + nameCount
+      let headerCount = name.withUTF8 { SealedValue.headerSize(fieldCount: $0.count) }
       let size = SealedValue.size(headerCount: headerCount, plaintextCount: plaintextCount)
       state.writeUnsigned(UInt64(size))
       let offset = state.byteCount
-      // One write of the whole value: its header, room for the nonce, the plaintext where its
-      // ciphertext goes, room for the tag (a write per part cost a fifth of a sealed append's
-      // encoding, `perf`).
-      state.writeFilled(size) { bytes in
-        bytes[0] = SealedValue.marker
-        bytes[1] = SealedValue.version
-        withUnsafeBytes(of: subject.uuid) {
-          UnsafeMutableRawBufferPointer(rebasing: bytes[2..<18]).copyMemory(from: $0)
-        }
-        withUnsafeBytes(of: eventID.uuid) {
-          UnsafeMutableRawBufferPointer(rebasing: bytes[18..<34]).copyMemory(from: $0)
-        }
-        bytes[34] = UInt8(nameCount)
-        name.withUTF8 { utf8 in
-          UnsafeMutableRawBufferPointer(rebasing: bytes[35..<headerCount]).copyMemory(
-            from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(utf8)[..<nameCount]))
-        }
-        var at = headerCount + XChaCha20Poly1305.nonceLength
-        if let encoded {
-          encoded.withUnsafeBytes {
-            UnsafeMutableRawBufferPointer(rebasing: bytes[at..<(at + $0.count)]).copyMemory(from: $0)
-          }
-        } else {
-          var length = UInt64(textCount)
-          repeat {
-            let low = UInt8(length & 0x7F)
-            length >>= 7
-            bytes[at] = length == 0 ? low : low | 0x80
-            at += 1
-          } while length != 0
-          text.withUTF8 { utf8 in
-            UnsafeMutableRawBufferPointer(rebasing: bytes[at..<(at + textCount)]).copyMemory(
-              from: UnsafeRawBufferPointer(utf8))
-          }
+      // The header and room for the nonce, the plaintext where its ciphertext goes, room for the tag.
+      state.writeFilled(headerCount + XChaCha20Poly1305.nonceLength) { bytes in
+        _ = name.withUTF8 {
+          SealedValue.writeHeader(
+            subject: subject, eventID: eventID, field: UnsafeRawBufferPointer($0), into: bytes)
         }
       }
+      if let encoded {
+        encoded.withUnsafeBytes { state.writeRaw($0) }
+      } else {
+        state.writeString(text)
+      }
+      state.writeZeros(XChaCha20Poly1305.tagLength)
       state.pendingSeals.append(
         PendingSeal(
           offset: offset, headerCount: headerCount, sealedCount: size - headerCount, subject: subject))

@@ -57,14 +57,39 @@ package struct SealedValue: Sendable, Hashable {
 
   /// The header of a value of `subject` in `field` of event `eventID`.
   static func header(subject: UUID, eventID: UUID, field: String) -> [UInt8] {
-    let name = Array(field.utf8.prefix(maximumFieldLength))
-    var header: [UInt8] = [marker, version]
-    header.reserveCapacity(fixedHeaderSize + name.count)
-    withUnsafeBytes(of: subject.uuid) { header.append(contentsOf: $0) }
-    withUnsafeBytes(of: eventID.uuid) { header.append(contentsOf: $0) }
-    header.append(UInt8(name.count))
-    header.append(contentsOf: name)
-    return header
+    var name = field
+    return name.withUTF8 { name in
+      [UInt8](unsafeUninitializedCapacity: headerSize(fieldCount: name.count)) { bytes, count in
+        count = writeHeader(
+          subject: subject, eventID: eventID, field: UnsafeRawBufferPointer(name),
+          into: UnsafeMutableRawBufferPointer(bytes))
+      }
+    }
+  }
+
+  /// The size of the header of a value in a field whose name is `fieldCount` bytes (a name is cut
+  /// to ``maximumFieldLength``).
+  static func headerSize(fieldCount: Int) -> Int { fixedHeaderSize + min(fieldCount, maximumFieldLength) }
+
+  /// Writes the header of a value of `subject` in field `field` (its UTF-8 bytes) of event
+  /// `eventID` at the start of `bytes`, which holds at least its size (``headerSize(fieldCount:)``).
+  /// - Returns: the header's size.
+  static func writeHeader(
+    subject: UUID, eventID: UUID, field: UnsafeRawBufferPointer, into bytes: UnsafeMutableRawBufferPointer
+  ) -> Int {
+    let size = headerSize(fieldCount: field.count)
+    bytes[0] = marker
+    bytes[1] = version
+    withUnsafeBytes(of: subject.uuid) {
+      UnsafeMutableRawBufferPointer(rebasing: bytes[2..<18]).copyMemory(from: $0)
+    }
+    withUnsafeBytes(of: eventID.uuid) {
+      UnsafeMutableRawBufferPointer(rebasing: bytes[18..<34]).copyMemory(from: $0)
+    }
+    bytes[34] = UInt8(size - fixedHeaderSize)
+    UnsafeMutableRawBufferPointer(rebasing: bytes[fixedHeaderSize..<size]).copyMemory(
+      from: UnsafeRawBufferPointer(rebasing: field[..<(size - fixedHeaderSize)]))
+    return size
   }
 
   /// The size of a sealed value with `header` around `plaintextCount` bytes.
