@@ -48,9 +48,7 @@ public struct NewEvent: Sendable, Hashable {
     self.payload = bytes
     if !seals.isEmpty {
       pendingSeals = seals
-      // Mostly one subject: its list is made without sorting.
-      let first = seals[0].subject
-      subjects = seals.allSatisfy { $0.subject == first } ? [first] : Self.ordered(seals.map { $0.subject })
+      subjects = Self.ordered(seals.map { $0.subject })
     }
     self.metadata = metadata
     self.recordedAt = nil
@@ -93,6 +91,8 @@ public struct NewEvent: Sendable, Hashable {
 
   /// `subjects` ascending by their bytes, without repeats (as a record lists them).
   package static func ordered(_ subjects: [UUID]) -> [UUID] {
+    // Mostly one subject (a booking's customer, in each of its values): nothing to sort.
+    if let first = subjects.first, subjects.allSatisfy({ $0 == first }) { return [first] }
     var ordered: [UUID] = []
     for subject in subjects.sorted(by: { $0.byteOrder < $1.byteOrder }) where ordered.last != subject {
       ordered.append(subject)

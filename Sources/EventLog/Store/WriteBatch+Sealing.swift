@@ -5,7 +5,7 @@ import Sodium
 extension WriteBatch {
   /// Throws ``EventStoreError/subjectErased(subject:event:)`` when `event` holds personal values
   /// of an erased subject.
-  func checkSubjectsNotErased(_ event: borrowing NewEvent) throws {
+  func checkSubjectsNotErased(_ event: NewEvent) throws {
     guard let keys = store.schema.subjectKeys else { throw EventStoreError.readOnly(path: store.path) }
     for subject in event.subjects where try keys.erasure(of: subject, in: txn) != nil {
       throw EventStoreError.subjectErased(subject: subject, event: event.id)
