@@ -10,13 +10,23 @@ public final class Cursor {
   /// The database the cursor walks.
   public let database: Database
   var isLive = true
-  private var currentKey = MDB_val()
-  private var currentValue = MDB_val()
+  /// The key and the value at the cursor, as `mdb_cursor_get` fills them in: two slots allocated
+  /// with the cursor, not two stored properties, which every move, `key` and `value` would have
+  /// checked for exclusive access at run time (a few per cent of a replay's reading thread, `perf`).
+  private let current: UnsafeMutablePointer<MDB_val>
+  private var currentKey: UnsafeMutablePointer<MDB_val> { current }
+  private var currentValue: UnsafeMutablePointer<MDB_val> { current + 1 }
 
   init(handle: OpaquePointer, transaction: Transaction, database: Database) {
     self.handle = handle
     self.transaction = transaction
     self.database = database
+    current = .allocate(capacity: 2)
+    current.initialize(repeating: MDB_val(), count: 2)
+  }
+
+  deinit {
+    current.deallocate()
   }
 
   /// A cursor movement.
@@ -54,7 +64,7 @@ public final class Cursor {
 
   @inline(__always) private func get(_ op: MDB_cursor_op) throws(LMDBError) -> Bool {
     precondition(isLive && transaction.isLive, "an LMDB cursor was used after its closure returned")
-    let rc = mdb_cursor_get(handle, &currentKey, &currentValue, op)
+    let rc = mdb_cursor_get(handle, currentKey, currentValue, op)
     if rc == MDB_NOTFOUND { return false }
     try check(rc, "mdb_cursor_get", context: database.description)
     return true
@@ -73,7 +83,8 @@ public final class Cursor {
   /// - Complexity: O(log n).
   @discardableResult
   public func seek(_ key: UnsafeRawBufferPointer, exact: Bool = false) throws(LMDBError) -> Bool {
-    currentKey = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+    currentKey.pointee = MDB_val(
+      mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
     return try get(exact ? MDB_SET_KEY : MDB_SET_RANGE)
   }
 
@@ -95,12 +106,12 @@ public final class Cursor {
 
   /// The key at the cursor: valid until the cursor moves or the transaction ends.
   public var key: UnsafeRawBufferPointer {
-    UnsafeRawBufferPointer(start: currentKey.mv_data, count: currentKey.mv_size)
+    UnsafeRawBufferPointer(start: currentKey.pointee.mv_data, count: currentKey.pointee.mv_size)
   }
 
   /// The value at the cursor: valid until the cursor moves or the transaction ends.
   public var value: UnsafeRawBufferPointer {
-    UnsafeRawBufferPointer(start: currentValue.mv_data, count: currentValue.mv_size)
+    UnsafeRawBufferPointer(start: currentValue.pointee.mv_data, count: currentValue.pointee.mv_size)
   }
 
   /// Stores `value` under `key` through the cursor (faster than ``WriteTransaction/put(_:forKey:in:flags:)-…``
