@@ -36,7 +36,7 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
   public var chain: ChainValue?
   /// The data subjects whose ``Personal`` values the payload holds sealed (ascending by their
   /// bytes); empty for an event that holds none.
-  public var subjects: [UUID] = []
+  public var subjects: [UUID]
 
   /// Where an event was first recorded: a device and that device's sequence number.
   public struct Provenance: Sendable, Hashable {
@@ -69,6 +69,7 @@ public struct RecordedEvent: Sendable, Hashable, Identifiable {
     recordedAt: Date, metadata: EventMetadata, payload: [UInt8], payloadEncoding: PayloadEncoding = .binary
   ) {
     self.payloadEncoding = payloadEncoding
+    self.subjects = []
     self.sequence = sequence
     self.id = id
     self.stream = stream
