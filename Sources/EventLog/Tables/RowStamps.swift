@@ -140,6 +140,9 @@ enum RowStamps {
     let table = Self.table
     try TableEngine.checkKey(key, table: table, projection: projection)
     let stamp = Stamp(event)
+    // The closure below captures what it reads of the event, not the event: capturing it copied
+    // the whole `RecordedEvent` (retaining its strings and payload) for every update.
+    let causation = event.metadata.causationID
     var stream = event.stream.rawValue
     return try stream.withUTF8 { stream in
       let stream = UnsafeRawBufferPointer(stream)
@@ -154,7 +157,7 @@ enum RowStamps {
         }
         // A write whose base (its causation) is not the row's latest had not seen every event
         // of the row: its conflicts are worked out again.
-        if let base = event.metadata.causationID,
+        if let base = causation,
           !withUnsafeBytes(
             of: base.uuid,
             {
