@@ -145,8 +145,13 @@ extension EventStore {
             }
           }
         }
-        pipeline.put(decoded)
-        guard case .success = decoded else { return }
+        var failed = false
+        if case .failure = decoded { failed = true }
+        // Handed over, not copied: a reference kept here until the end of the iteration would
+        // make the folding thread's chunk shared when it takes it at once, and unwrapping it
+        // for the fold would then copy all of its events (`perf`: `consumeAndCreateNew`).
+        pipeline.put(consume decoded)
+        if failed { return }
         next = end + 1
       }
       pipeline.put(.success(ReplayChunk(events: [], last: 0)))
@@ -291,10 +296,14 @@ private final class ReplayPipeline: Sendable {
   var isCancelled: Bool { items.withLock { $0.cancelled } }
 
   /// Hands over a chunk, waiting while `depth` chunks wait already (unless cancelled).
-  func put(_ chunk: Result<ReplayChunk, any Error>) {
+  func put(_ chunk: consuming Result<ReplayChunk, any Error>) {
     if isCancelled { return }
     free.wait()
-    items.withLock { $0.queue.append(chunk) }
+    // Moved into the queue before the signal, so that the taker holds the only reference.
+    var pending = Optional(chunk)
+    items.withLock { items in
+      if let chunk = pending.take() { items.queue.append(chunk) }
+    }
     filled.signal()
   }
 
