@@ -70,8 +70,12 @@ let package = Package(
     .target(name: "CCRC32C"),
     // CRC-32C: the processor's instruction when there is one, else slicing-by-8 tables.
     .target(name: "Checksum", dependencies: ["CCRC32C"]),
-    // The generic event store: records, codec, append, reads, subscriptions, projections, replay.
-    .target(name: "EventLog", dependencies: ["LMDB", "Checksum", "Sodium"]),
+    // The payload codec: the binary encoder, decoder and reader, the JSON reader and writer, and
+    // the payload layouts (recorded, probed, evolved, transcoded). Knows no event store.
+    .target(name: "PayloadCoding"),
+    // The generic event store: records, append, reads, subscriptions, projections, replay, over the
+    // payload codec (which `import EventLog` brings along).
+    .target(name: "EventLog", dependencies: ["PayloadCoding", "LMDB", "Checksum", "Sodium"]),
     // Replication through a server: outbox push, ordered pull, live mode; generic over the
     // transport and the domain.
     .target(name: "Replication", dependencies: ["EventLog", "Sodium"]),

@@ -45,6 +45,12 @@ struct SealingTests {
     #expect(XChaCha20Poly1305.open(altered, key: Self.key, associatedData: header) == nil)
   }
 
+  @Test("The sealed-value format's room for the nonce and the tag (the codec's) is XChaCha20-Poly1305's")
+  func formatSizesAreTheCipher() {
+    #expect(SealedValue.nonceCount == XChaCha20Poly1305.nonceLength)
+    #expect(SealedValue.tagCount == XChaCha20Poly1305.tagLength)
+  }
+
   @Test(
     "Every personal value of an event is sealed where it lies: strings, other types, nested and optional fields"
   )

@@ -26,24 +26,33 @@ package struct PendingSeal: Sendable, Hashable {
   }
 }
 
+/// The encoding of a new event's payload (``NewEvent``): the encoder's hook for its
+/// `Personal<String>` values (``BinaryEncodingHook``, the codec's fast path for a type it cannot
+/// name), and the values to seal that each of its ``Personal`` values notes.
+///
+/// One instance lives for one payload's encoding, on one thread.
+final class PersonalSealing: BinaryEncodingHook {
+  /// The event whose payload this is: each sealed value's header names it.
+  let eventID: UUID
+  /// The personal values encoded, to be sealed by the append.
+  var pendingSeals: [PendingSeal] = []
+
+  init(eventID: UUID) { self.eventID = eventID }
+
+  /// Writes the `Personal<String>` at `value`: the encoder hands this hook that type's values only.
+  func encode(_ value: UnsafeRawPointer, into state: BinaryEncodingState, field: String?) throws {
+    try value.assumingMemoryBound(to: Personal<String>.self).pointee.encode(
+      into: state, sealing: self, field: field)
+  }
+}
+
 extension BinaryEncoder {
   /// Encodes the payload of new event `eventID` into a new byte array, with its ``Personal``
   /// values as placeholders that the append seals.
   func encodeForSealing<T: Encodable>(_ value: T, eventID: UUID) throws -> ([UInt8], [PendingSeal]) {
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(128)
-    let state = BinaryEncodingState()
-    state.sealingEventID = eventID
-    state.swapOutput(with: &bytes)
-    do {
-      try state.encodeValue(value)
-      try state.finish()
-    } catch {
-      state.swapOutput(with: &bytes)
-      throw error
-    }
-    state.swapOutput(with: &bytes)
-    return (bytes, state.pendingSeals)
+    let sealing = PersonalSealing(eventID: eventID)
+    let bytes = try encode(value, hook: sealing, for: Personal<String>.self)
+    return (bytes, sealing.pendingSeals)
   }
 }
 

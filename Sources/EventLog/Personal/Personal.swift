@@ -1,5 +1,4 @@
 import Foundation
-import Sodium
 
 /// A value that is personal data of a data subject (a customer's name, a note about them): the
 /// log stores it sealed under the subject's key, so that erasing the subject (destroying the key,
@@ -96,15 +95,8 @@ public struct Personal<Value: Codable & Sendable & Hashable>: Sendable, Hashable
   }
 }
 
-/// ``Personal``, seen through a protocol by the layout observer and probe: its kind is
-/// ``PayloadLayout/Kind/personal`` whatever its `Value`.
-protocol PersonalLayoutValue {
-  /// A value for the probe to hand back (``PayloadLayout/init(probing:)``): empty text in clear.
-  static var layoutPlaceholder: Self { get }
-}
-
 extension Personal: PersonalLayoutValue {
-  static var layoutPlaceholder: Self { Personal(content: .clear([])) }
+  package static var layoutPlaceholder: Self { Personal(content: .clear([])) }
 }
 
 extension Personal: Codable {
@@ -166,20 +158,6 @@ extension Personal: Codable {
   }
 }
 
-/// `BinaryDecoder`'s decoder: a ``Personal`` value reads its stored bytes as they are.
-protocol BinaryDecoding {}
-
-/// The decoder that learns a type's layout (``PayloadLayout/init(probing:)``): a ``Personal``
-/// value is `Data` to it (the probe notes a personal field's kind, `personal`, by its type).
-protocol PayloadLayoutProbing {}
-
-/// `BinaryEncoder`'s encoder: a ``Personal`` value writes its stored bytes as they are.
-protocol BinaryEncoding {}
-
-/// The encoder of the JSON the audit commands show rows in: it shows a personal value opened
-/// when ``SubjectKeyring/shown`` is set.
-protocol PersonalValueShowing {}
-
 extension SubjectKeyring {
   /// The keys the audit commands show rows' personal values with (`history`, `diff`), for the
   /// task that renders them: unset, a row shows a sealed value's bytes.
@@ -187,21 +165,23 @@ extension SubjectKeyring {
 }
 
 extension Personal: BinaryEncodingInterception {
-  func interceptEncoding(into state: BinaryEncodingState) throws {
-    try encode(into: state, field: nil)
+  /// The generic path of the encoder (a value that is not a `Personal<String>`, or one encoded
+  /// without ``PersonalSealing``'s hook): sealing, if the run is a new event's.
+  package func interceptEncoding(into state: BinaryEncodingState) throws {
+    try encode(into: state, sealing: state.hook as? PersonalSealing, field: nil)
   }
 
   /// Writes the value into `state`: a value read from the log as it is stored, a new one as its
-  /// placeholder (noted in the state's pending seals). `field` names it, when the caller knows
-  /// its name without the coding path (a field at the top level: its key).
-  func encode(into state: BinaryEncodingState, field: String?) throws {
+  /// placeholder (noted in `sealing`'s pending seals; without `sealing`, refused). `field` names
+  /// it, when the caller knows its name without the coding path (a field at the top level: its key).
+  func encode(into state: BinaryEncodingState, sealing: PersonalSealing?, field: String?) throws {
     switch content {
     case .sealed(let sealed):
       sealed.bytes.withUnsafeBytes { state.writeLengthPrefixed($0) }
     case .clear(let bytes):
       bytes.withUnsafeBytes { state.writeLengthPrefixed($0) }
     case .plain(let value, let subject):
-      guard let eventID = state.sealingEventID else {
+      guard let sealing else {
         throw EncodingError.invalidValue(
           self,
           EncodingError.Context(
@@ -228,10 +208,10 @@ extension Personal: BinaryEncodingInterception {
       state.writeUnsigned(UInt64(size))
       let offset = state.byteCount
       // The header and room for the nonce, the plaintext where its ciphertext goes, room for the tag.
-      state.writeFilled(headerCount + XChaCha20Poly1305.nonceLength) { bytes in
+      state.writeFilled(headerCount + SealedValue.nonceCount) { bytes in
         _ = name.withUTF8 {
           SealedValue.writeHeader(
-            subject: subject, eventID: eventID, field: UnsafeRawBufferPointer($0), into: bytes)
+            subject: subject, eventID: sealing.eventID, field: UnsafeRawBufferPointer($0), into: bytes)
         }
       }
       if let encoded {
@@ -239,8 +219,8 @@ extension Personal: BinaryEncodingInterception {
       } else {
         state.writeString(text)
       }
-      state.writeZeros(XChaCha20Poly1305.tagLength)
-      state.pendingSeals.append(
+      state.writeZeros(SealedValue.tagCount)
+      sealing.pendingSeals.append(
         PendingSeal(
           offset: offset, headerCount: headerCount, sealedCount: size - headerCount, subject: subject))
     }
@@ -251,13 +231,7 @@ extension BinaryReader {
   /// Reads a ``Personal`` value (its stored bytes, as its `Decodable` conformance does: as
   /// `Data`, and failing as reading `Data` fails, as ``personalBytes()`` does).
   public mutating func personal<Value>(_ type: Value.Type = Value.self) throws -> Personal<Value> {
-    do throws(BinaryReadFailure) {
-      let bytes = try cursor.readByteArrayRange()
-      return Personal(storedBytes: Array(UnsafeRawBufferPointer(rebasing: cursor.buffer[bytes])))
-    } catch {
-      throw DecodingError.dataCorrupted(
-        DecodingError.Context(codingPath: [], debugDescription: error.message))
-    }
+    Personal(storedBytes: Array(try lengthPrefixedBytes()))
   }
 }
 
@@ -266,13 +240,7 @@ extension BinaryReader {
   /// from a payload into a row: ``RowWriter/personal(stored:)``).
   /// - Returns: bytes inside the reader's buffer, valid as long as it is.
   public mutating func personalBytes() throws -> UnsafeRawBufferPointer {
-    do throws(BinaryReadFailure) {
-      let bytes = try cursor.readByteArrayRange()
-      return UnsafeRawBufferPointer(rebasing: cursor.buffer[bytes])
-    } catch {
-      throw DecodingError.dataCorrupted(
-        DecodingError.Context(codingPath: [], debugDescription: error.message))
-    }
+    try lengthPrefixedBytes()
   }
 }
 

@@ -246,9 +246,3 @@ extension EventStore.ReplayResult {
     }
   }
 }
-
-extension String {
-  func leftPadded(to width: Int) -> String {
-    count >= width ? self : String(repeating: "0", count: width - count) + self
-  }
-}

@@ -49,7 +49,7 @@ extension PayloadLayout {
   }
 
   /// The binary payload of a parsed JSON value.
-  func payload(from node: JSONNode) throws -> [UInt8] {
+  package func payload(from node: JSONNode) throws -> [UInt8] {
     var output: [UInt8] = []
     output.reserveCapacity(128)
     try root.write(node, into: &output, path: "")

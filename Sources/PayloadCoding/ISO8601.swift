@@ -241,3 +241,10 @@ extension Int64 {
     return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
   }
 }
+
+extension String {
+  /// The text with zeros in front, to `width` characters (unchanged if it is that long already).
+  fileprivate func leftPadded(to width: Int) -> String {
+    count >= width ? self : String(repeating: "0", count: width - count) + self
+  }
+}

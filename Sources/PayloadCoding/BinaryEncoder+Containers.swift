@@ -32,11 +32,13 @@ struct BinaryKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProto
     if state.encodeSpecial(value) {
       return
     }
-    if depth == 0, ObjectIdentifier(T.self) == BinaryCodingSupport.personalStringTypeID {
-      // A personal field of the payload itself, named by its key (no coding path to keep): the
-      // path's push and pop were a fifth of a sealed value's encoding (`perf`, `append.batched`).
-      try BinaryCodingSupport.identityCast(value, to: Personal<String>.self).encode(
-        into: state, field: key.stringValue)
+    if depth == 0, let hook = state.hook(for: T.self) {
+      // A hooked field of the payload itself (a personal value), named by its key (no coding path
+      // to keep): the path's push and pop were a fifth of a sealed value's encoding (`perf`,
+      // `append.batched`).
+      try withUnsafePointer(to: value) {
+        try hook.encode(UnsafeRawPointer($0), into: state, field: key.stringValue)
+      }
       return
     }
     BinaryCodingSupport.pushCodingKey(key, onto: &state.codingPath, depth: depth)

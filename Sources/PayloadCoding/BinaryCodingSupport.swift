@@ -1,5 +1,5 @@
 /// Helpers shared by the binary encoder and decoder.
-enum BinaryCodingSupport {
+package enum BinaryCodingSupport {
   /// Appends `key` to a shared coding-path stack after dropping entries deeper than `depth`.
   ///
   /// Containers remember only their depth; the path of the value being coded lives on one stack in the
@@ -27,7 +27,7 @@ enum BinaryCodingSupport {
 
   /// The size of `count` bytes written with their length in front (a LEB128 varint, as
   /// `BinaryEncodingState.writeLengthPrefixed` writes them).
-  static func lengthPrefixedSize(_ count: Int) -> Int {
+  package static func lengthPrefixedSize(_ count: Int) -> Int {
     var size = 1
     var rest = UInt64(count) >> 7
     while rest != 0 {
@@ -37,16 +37,12 @@ enum BinaryCodingSupport {
     return size + count
   }
 
-  /// The identity of `Personal<String>`'s metatype, looked up once: the personal value met most
-  /// (a name), which `BinaryEncodingState.encodeNested` encodes without a dynamic cast.
-  static let personalStringTypeID = ObjectIdentifier(Personal<String>.self)
-
   /// The identity of `[UInt8]`'s metatype, looked up once: comparing against `[UInt8].self` directly would
   /// instantiate the generic metadata on every call.
   static let byteArrayTypeID = ObjectIdentifier([UInt8].self)
 
   /// Whether two byte buffers have the same length and contents (compared eight bytes at a time).
-  static func bytesEqual(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
+  package static func bytesEqual(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
     let count = lhs.count
     guard count == rhs.count else { return false }
     var index = 0
@@ -68,7 +64,7 @@ enum BinaryCodingSupport {
   /// concrete result back to `T` with `as? T` would go through the dynamic-cast runtime and instantiate
   /// `Optional<T>` metadata on every call; when the two types are the same, a bit cast is exact and free.
   @inline(__always)
-  static func identityCast<Source, T>(_ value: Source, to type: T.Type) -> T {
+  package static func identityCast<Source, T>(_ value: Source, to type: T.Type) -> T {
     precondition(Source.self == T.self, "identityCast between different types")
     return unsafeBitCast(value, to: T.self)
   }

@@ -9,7 +9,7 @@
 /// It is the `Encoder` handed to `encode(to:)`; the containers it vends are structs that point back at
 /// it and append to the same byte array, so nesting costs no copies. One instance lives for the duration of
 /// a single top-level `encode` call and is never shared between threads.
-final class BinaryEncodingState: Encoder, BinaryEncoding {
+package final class BinaryEncodingState: Encoder, BinaryEncoding {
   /// The output, starting with whatever the caller asked to append to.
   ///
   /// It lives behind a pointer rather than in a stored property because every append to a class's stored
@@ -18,22 +18,35 @@ final class BinaryEncodingState: Encoder, BinaryEncoding {
   /// initialized in `init`, deinitialized and freed in `deinit`, and never escapes this object.
   private let output: UnsafeMutablePointer<[UInt8]>
   /// The coding path of the value being encoded (a stack; containers remember their depth in it).
-  var codingPath: [any CodingKey] = []
+  package var codingPath: [any CodingKey] = []
   /// The first error raised by a non-throwing container operation; thrown when the top-level call ends.
   var deferredError: (any Error)?
 
-  /// The event whose payload this is, when personal values may be encoded (``NewEvent``): each
-  /// one met is noted in ``pendingSeals``. `nil` refuses them.
-  var sealingEventID: UUID?
-  /// The personal values encoded, to be sealed by the append.
-  var pendingSeals: [PendingSeal] = []
+  /// The caller's code for one type in this run (``BinaryEncodingHook``), if any.
+  package let hook: (any BinaryEncodingHook)?
+  /// The identity of the type ``hook`` encodes: compared with each value's, no cast.
+  private let hookedTypeID: ObjectIdentifier?
 
   /// Always empty: the binary format has no options.
-  var userInfo: [CodingUserInfoKey: Any] { [:] }
+  package var userInfo: [CodingUserInfoKey: Any] { [:] }
 
-  init() {
+  /// A run with no hook.
+  package convenience init() {
+    self.init(hook: nil, for: nil)
+  }
+
+  /// A run that hands every value of type `type` to `hook` (``BinaryEncodingHook``).
+  package init(hook: (any BinaryEncodingHook)?, for type: Any.Type?) {
     output = .allocate(capacity: 1)
     output.initialize(to: [])
+    self.hook = hook
+    hookedTypeID = type.map(ObjectIdentifier.init)
+  }
+
+  /// The hook for values of type `T`, if this run has one for that type.
+  @inline(__always)
+  package func hook<T>(for type: T.Type) -> (any BinaryEncodingHook)? {
+    hookedTypeID == ObjectIdentifier(type) ? hook : nil
   }
 
   deinit {
@@ -42,7 +55,7 @@ final class BinaryEncodingState: Encoder, BinaryEncoding {
   }
 
   /// The number of bytes in the output so far.
-  var byteCount: Int { output.pointee.count }
+  package var byteCount: Int { output.pointee.count }
 
   /// Exchanges the output with `other`: used to adopt the caller's array and to hand it back.
   func swapOutput(with other: inout [UInt8]) {
@@ -56,15 +69,15 @@ final class BinaryEncodingState: Encoder, BinaryEncoding {
 
   // MARK: - Encoder
 
-  func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+  package func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
     KeyedEncodingContainer(BinaryKeyedEncodingContainer<Key>(state: self, depth: codingPath.count))
   }
 
-  func unkeyedContainer() -> any UnkeyedEncodingContainer {
+  package func unkeyedContainer() -> any UnkeyedEncodingContainer {
     BinaryUnkeyedEncodingContainer(state: self, depth: codingPath.count, countOffset: reserveCount())
   }
 
-  func singleValueContainer() -> any SingleValueEncodingContainer {
+  package func singleValueContainer() -> any SingleValueEncodingContainer {
     BinarySingleValueEncodingContainer(state: self, depth: codingPath.count)
   }
 
@@ -99,11 +112,9 @@ final class BinaryEncodingState: Encoder, BinaryEncoding {
 
   /// Encodes a value that is not special: intercepted (`Optional`, `Dictionary`) or by `encode(to:)`.
   func encodeNested<T: Encodable>(_ value: T) throws {
-    if ObjectIdentifier(T.self) == BinaryCodingSupport.personalStringTypeID {
-      // Specialized for the type, without the cast below: a personal value encoded by the generic
-      // path cost about 1 µs (the cast, and the generic enum's payload and tuple metadata), 16%
-      // of a sealed booking's append (`perf`, `append.batched`).
-      try BinaryCodingSupport.identityCast(value, to: Personal<String>.self).interceptEncoding(into: self)
+    if let hook = hook(for: T.self) {
+      // The caller's type, without the cast below (``BinaryEncodingHook``).
+      try withUnsafePointer(to: value) { try hook.encode(UnsafeRawPointer($0), into: self, field: nil) }
     } else if let intercepted = value as? any BinaryEncodingInterception {
       try intercepted.interceptEncoding(into: self)
     } else {
@@ -128,7 +139,7 @@ final class BinaryEncodingState: Encoder, BinaryEncoding {
   // MARK: - Writers
 
   @inline(__always)
-  func writeByte(_ byte: UInt8) {
+  package func writeByte(_ byte: UInt8) {
     output.pointee.append(byte)
   }
 
@@ -139,7 +150,7 @@ final class BinaryEncodingState: Encoder, BinaryEncoding {
 
   /// Appends an unsigned LEB128 varint: seven bits per byte, least significant first, high bit = more.
   @inline(__always)
-  func writeUnsigned(_ value: UInt64) {
+  package func writeUnsigned(_ value: UInt64) {
     if value < 0x80 {
       output.pointee.append(UInt8(truncatingIfNeeded: value))
     } else {
@@ -172,7 +183,7 @@ final class BinaryEncodingState: Encoder, BinaryEncoding {
     withUnsafeBytes(of: value.littleEndian) { append($0) }
   }
 
-  func writeString(_ value: String) {
+  package func writeString(_ value: String) {
     var value = value
     value.withUTF8 { utf8 in
       writeLengthPrefixed(UnsafeRawBufferPointer(utf8))
@@ -180,18 +191,18 @@ final class BinaryEncodingState: Encoder, BinaryEncoding {
   }
 
   /// Appends a varint byte count followed by the bytes themselves.
-  func writeLengthPrefixed(_ raw: UnsafeRawBufferPointer) {
+  package func writeLengthPrefixed(_ raw: UnsafeRawBufferPointer) {
     writeUnsigned(UInt64(raw.count))
     append(raw)
   }
 
   /// Appends bytes as they are (no length).
-  func writeRaw(_ raw: UnsafeRawBufferPointer) {
+  package func writeRaw(_ raw: UnsafeRawBufferPointer) {
     append(raw)
   }
 
-  /// Appends `count` zero bytes (the place of a value sealed later, ``PendingSeal``).
-  func writeZeros(_ count: Int) {
+  /// Appends `count` zero bytes (the place of a value sealed later, EventLog's `PendingSeal`).
+  package func writeZeros(_ count: Int) {
     var left = count
     while left > 0 {
       let chunk = min(left, Self.zeros.count)
@@ -210,7 +221,7 @@ final class BinaryEncodingState: Encoder, BinaryEncoding {
   }
 
   /// Appends `count` bytes that `fill` writes: given them zeroed, in place.
-  func writeFilled(_ count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) {
+  package func writeFilled(_ count: Int, _ fill: (UnsafeMutableRawBufferPointer) -> Void) {
     let start = output.pointee.count
     writeZeros(count)
     output.pointee.withUnsafeMutableBytes { fill(UnsafeMutableRawBufferPointer(rebasing: $0[start...])) }

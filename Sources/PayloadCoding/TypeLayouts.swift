@@ -1,8 +1,8 @@
 import Foundation
 import Synchronization
 
-/// A layout as one process knows it for one event type, shared by reference: what a
-/// ``NewEvent`` carries to the append that may record it.
+/// A layout as one process knows it for one event type, shared by reference: what
+/// EventLog's `NewEvent` carries to the append that may record it.
 package final class KnownLayout: Sendable {
   package let layout: PayloadLayout
   /// ``PayloadLayout/isComplete``, computed once.
@@ -17,7 +17,7 @@ package final class KnownLayout: Sendable {
 /// What this process has learned of each payload type's layout, by Swift type: the layouts of
 /// every value it encoded, merged.
 ///
-/// ``NewEvent/init(_:id:metadata:)`` asks it for every event, so its common path is one locked
+/// EventLog's `NewEvent.init(_:id:metadata:)` asks it for every event, so its common path is one locked
 /// dictionary lookup: once a type's layout is complete (every optional's and array's inner kind
 /// known, which the static types give for most fields), nothing is observed again; while it is
 /// not, a payload that the known layout describes (`nil` where the kind is unknown) costs one

@@ -3,13 +3,16 @@
 /// `Optional` needs a presence tag in front of a present value, which its own `Encodable` conformance
 /// (`singleValueContainer().encode(wrapped)`) cannot express; `Dictionary` would silently lose its keys in
 /// a positional format, so it is rejected up front instead of producing bytes that cannot be decoded.
-protocol BinaryEncodingInterception {
+///
+/// Package access: EventLog's `Personal` intercepts its encoding too (a new value is written as the
+/// placeholder the append seals).
+package protocol BinaryEncodingInterception {
   /// Encodes `self` into `state` in place of `encode(to:)`.
   func interceptEncoding(into state: BinaryEncodingState) throws
 }
 
 extension Optional: BinaryEncodingInterception where Wrapped: Encodable {
-  func interceptEncoding(into state: BinaryEncodingState) throws {
+  package func interceptEncoding(into state: BinaryEncodingState) throws {
     switch self {
     case .none:
       state.writeByte(0)
@@ -21,7 +24,7 @@ extension Optional: BinaryEncodingInterception where Wrapped: Encodable {
 }
 
 extension Dictionary: BinaryEncodingInterception where Key: Encodable, Value: Encodable {
-  func interceptEncoding(into state: BinaryEncodingState) throws {
+  package func interceptEncoding(into state: BinaryEncodingState) throws {
     throw EncodingError.invalidValue(
       self,
       EncodingError.Context(

@@ -17,7 +17,7 @@ package struct LayoutEvolution: Sendable {
   /// Optional fields of the type that the recorded layout lacks: they read as `nil`.
   package private(set) var addedFields: [String] = []
   /// Fields recorded as `String` that the type reads as `Data` (a field that became
-  /// ``Personal``): the same bytes, read as the value stored in clear.
+  /// EventLog's `Personal`): the same bytes, read as the value stored in clear.
   package private(set) var sealedFields: [String] = []
 
   /// Whether the two describe the same bytes (unknown kinds aside).

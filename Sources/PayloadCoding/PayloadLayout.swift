@@ -2,7 +2,7 @@ import Foundation
 
 /// The field layout of a binary payload: the names and kinds of its fields, recursively, in the
 /// order `BinaryEncoder` writes them. With it, a payload's bytes render as the JSON its type
-/// would render (``EventTypeRegistry/json(of:)``), and that JSON turns back into the same bytes,
+/// would render (EventLog's `EventTypeRegistry.json(of:)`), and that JSON turns back into the same bytes,
 /// without the type's code.
 ///
 /// A layout is learned from values (``init(observing:)``): a field that is an optional holding
@@ -31,7 +31,7 @@ package struct PayloadLayout: Sendable, Hashable {
     case data
     /// `[UInt8]`: a varint length and the bytes; an array of numbers in JSON.
     case bytes
-    /// ``Personal``: a varint length and the stored bytes, as `Data`; in JSON, a sealed value's
+    /// EventLog's `Personal`: a varint length and the stored bytes, as `Data`; in JSON, a sealed value's
     /// bytes in Base64 and a value stored in clear (before sealing existed) as its text, as
     /// `Personal`'s own `Codable` writes them.
     case personal
@@ -165,11 +165,11 @@ extension PayloadLayout {
     try self.init(node: JSONNode.parse(jsonText))
   }
 
-  init(node: JSONNode) throws {
+  package init(node: JSONNode) throws {
     root = try Kind(node: node, path: "")
   }
 
-  var node: JSONNode { root.node }
+  package var node: JSONNode { root.node }
 }
 
 extension PayloadLayout.Kind {

@@ -10,7 +10,7 @@
 /// so both check the same bounds and reject the same malformed input. Every read checks the
 /// remaining length first, and declared lengths are checked against the remaining bytes before
 /// anything is allocated. A value type: the fast path reads without allocating a decoder.
-struct BinaryCursor {
+package struct BinaryCursor {
   /// The input.
   var buffer: UnsafeRawBufferPointer
   /// The offset of the next unread byte.

@@ -1,5 +1,5 @@
 /// Validation of stored text: record fields and payload strings must be well-formed UTF-8.
-enum UTF8Validation {
+package enum UTF8Validation {
   /// Whether `bytes` hold only ASCII, checked eight bytes at a time.
   @inline(__always)
   static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -20,7 +20,7 @@ enum UTF8Validation {
   /// `bytes` as a `String` when they are valid UTF-8, `nil` otherwise. ASCII (every stored stream
   /// ID, type name and origin in practice) takes the fast path; anything else goes through the
   /// standard library's validation.
-  static func string(_ bytes: UnsafeRawBufferPointer) -> String? {
+  package static func string(_ bytes: UnsafeRawBufferPointer) -> String? {
     if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
     return String(validating: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
   }
@@ -29,7 +29,7 @@ enum UTF8Validation {
   /// surrogates, nothing above U+10FFFF), checked in place: unlike `String(validating:)`, it
   /// allocates nothing.
   /// - Complexity: O(n); runs of ASCII are checked eight bytes at a time.
-  static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
+  package static func isValid(_ bytes: UnsafeRawBufferPointer) -> Bool {
     let count = bytes.count
     var index = 0
     while index < count {

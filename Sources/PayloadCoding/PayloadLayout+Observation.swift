@@ -21,8 +21,8 @@ extension PayloadLayout {
 }
 
 /// The encoder that learns a payload's layout (``PayloadLayout/init(observing:)``): values that
-/// encode only when sealed (``Personal``) encode their kind for it.
-protocol PayloadLayoutObserving {}
+/// encode only when sealed (EventLog's `Personal`) encode their kind for it.
+package protocol PayloadLayoutObserving {}
 
 /// The kind of a type known from the type alone, or `nil` when it takes a value to know it.
 private func staticKind(of type: Any.Type) -> PayloadLayout.Kind? {

@@ -5,7 +5,7 @@
 #endif
 
 /// Reads the values of one `BinaryEncoder` encoding field by field, in the order they were
-/// written: the fast path for hot event types (``EventPayload/init(binary:)``).
+/// written: the fast path for hot event types (EventLog's `EventPayload.init(binary:)`).
 ///
 /// Synthesized `Codable` costs a few thousand instructions per event (keyed containers, coding
 /// paths, generic dispatch); reading the same bytes directly costs a few hundred. The bytes are
@@ -48,6 +48,18 @@ public struct BinaryReader: ~Copyable {
   /// - Returns: bytes inside the reader's buffer, valid as long as it is.
   public mutating func stringBytes() throws -> UnsafeRawBufferPointer {
     do throws(BinaryReadFailure) { return try cursor.readStringBytes() } catch { throw fail(error) }
+  }
+
+  /// Reads a `Data`'s or a `[UInt8]`'s bytes (varint length, then the bytes) without copying
+  /// them: the stored form of a personal value, which EventLog's `Personal` reads.
+  /// - Returns: bytes inside the reader's buffer, valid as long as it is.
+  package mutating func lengthPrefixedBytes() throws -> UnsafeRawBufferPointer {
+    do throws(BinaryReadFailure) {
+      let bytes = try cursor.readByteArrayRange()
+      return UnsafeRawBufferPointer(rebasing: cursor.buffer[bytes])
+    } catch {
+      throw fail(error)
+    }
   }
 
   /// Reads an `Int` (zigzag varint).

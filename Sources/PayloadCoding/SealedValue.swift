@@ -1,8 +1,12 @@
 import Foundation
-import Sodium
 
-/// The stored form of a ``Personal`` value: its data subject, the event and field it belongs to,
-/// and the value sealed under the subject's key. See `Docs/OnDiskFormat.md`, "Sealed values".
+/// The stored form of a personal value (EventLog's `Personal`): its data subject, the event and
+/// field it belongs to, and the value sealed under the subject's key. See `Docs/OnDiskFormat.md`,
+/// "Sealed values".
+///
+/// The format is here, with the codec, whose ``PayloadLayout/Kind/personal`` tells a sealed value
+/// from text stored in clear by it; sealing and opening (XChaCha20-Poly1305, with the subject's
+/// key) are EventLog's, which has the keys and libsodium.
 ///
 /// ```
 /// offset size field
@@ -24,10 +28,17 @@ package struct SealedValue: Sendable, Hashable {
   /// The stored bytes.
   package let bytes: [UInt8]
 
-  static let marker: UInt8 = 0xFF
+  package static let marker: UInt8 = 0xFF
   static let version: UInt8 = 1
   static let fixedHeaderSize = 35
   static let maximumFieldLength = 255
+  /// The size of the nonce after the header: XChaCha20-Poly1305's (Sodium's
+  /// `XChaCha20Poly1305.nonceLength`; a test checks that they agree). A fact of the format, so
+  /// that the codec can tell a whole sealed value without libsodium.
+  package static let nonceCount = 24
+  /// The size of the tag after the ciphertext: XChaCha20-Poly1305's (Sodium's
+  /// `XChaCha20Poly1305.tagLength`; a test checks that they agree).
+  package static let tagCount = 16
 
   /// The stored bytes, when they are a sealed value's (its header complete); else `nil`.
   package init?(bytes: [UInt8]) {
@@ -35,7 +46,7 @@ package struct SealedValue: Sendable, Hashable {
       return nil
     }
     let headerSize = Self.fixedHeaderSize + Int(bytes[34])
-    guard bytes.count >= headerSize + XChaCha20Poly1305.nonceLength + XChaCha20Poly1305.tagLength else {
+    guard bytes.count >= headerSize + Self.nonceCount + Self.tagCount else {
       return nil
     }
     self.bytes = bytes
@@ -49,14 +60,14 @@ package struct SealedValue: Sendable, Hashable {
   package var field: String {
     String(decoding: bytes[Self.fixedHeaderSize..<headerSize], as: UTF8.self)
   }
-  var headerSize: Int { Self.fixedHeaderSize + Int(bytes[34]) }
+  package var headerSize: Int { Self.fixedHeaderSize + Int(bytes[34]) }
 
   private static func uuid(in bytes: [UInt8], at offset: Int) -> UUID {
     bytes.withUnsafeBytes { UUID(uuid: $0.loadUnaligned(fromByteOffset: offset, as: uuid_t.self)) }
   }
 
   /// The header of a value of `subject` in `field` of event `eventID`.
-  static func header(subject: UUID, eventID: UUID, field: String) -> [UInt8] {
+  package static func header(subject: UUID, eventID: UUID, field: String) -> [UInt8] {
     var name = field
     return name.withUTF8 { name in
       [UInt8](unsafeUninitializedCapacity: headerSize(fieldCount: name.count)) { bytes, count in
@@ -69,12 +80,14 @@ package struct SealedValue: Sendable, Hashable {
 
   /// The size of the header of a value in a field whose name is `fieldCount` bytes (a name is cut
   /// to ``maximumFieldLength``).
-  static func headerSize(fieldCount: Int) -> Int { fixedHeaderSize + min(fieldCount, maximumFieldLength) }
+  package static func headerSize(fieldCount: Int) -> Int {
+    fixedHeaderSize + min(fieldCount, maximumFieldLength)
+  }
 
   /// Writes the header of a value of `subject` in field `field` (its UTF-8 bytes) of event
   /// `eventID` at the start of `bytes`, which holds at least its size (``headerSize(fieldCount:)``).
   /// - Returns: the header's size.
-  static func writeHeader(
+  package static func writeHeader(
     subject: UUID, eventID: UUID, field: UnsafeRawBufferPointer, into bytes: UnsafeMutableRawBufferPointer
   ) -> Int {
     let size = headerSize(fieldCount: field.count)
@@ -93,18 +106,7 @@ package struct SealedValue: Sendable, Hashable {
   }
 
   /// The size of a sealed value with `header` around `plaintextCount` bytes.
-  static func size(headerCount: Int, plaintextCount: Int) -> Int {
-    headerCount + XChaCha20Poly1305.nonceLength + plaintextCount + XChaCha20Poly1305.tagLength
-  }
-
-  /// `plaintext` sealed under `key` behind `header` (a random nonce).
-  static func seal(_ plaintext: [UInt8], header: [UInt8], key: [UInt8]) -> [UInt8] {
-    header + XChaCha20Poly1305.seal(plaintext, key: key, associatedData: header)
-  }
-
-  /// The plaintext, or `nil` when `key` does not open it (another key, or altered bytes).
-  func open(key: [UInt8]) -> [UInt8]? {
-    let header = Array(bytes[..<headerSize])
-    return XChaCha20Poly1305.open(Array(bytes[headerSize...]), key: key, associatedData: header)
+  package static func size(headerCount: Int, plaintextCount: Int) -> Int {
+    headerCount + nonceCount + plaintextCount + tagCount
   }
 }

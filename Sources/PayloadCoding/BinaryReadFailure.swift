@@ -1,5 +1,5 @@
 /// Why a low-level read failed; turned into a `DecodingError` with the coding path by the container.
-struct BinaryReadFailure: Error {
+package struct BinaryReadFailure: Error {
   /// The kinds of malformed input.
   enum Reason {
     case endOfData

@@ -33,7 +33,7 @@ package struct PayloadJSONDecoder {
   /// - Returns: the value, and the paths of the members not read (`table`, `items.2.note`), sorted.
   /// - Throws: `DecodingError` for JSON that does not fit `type`, or the type's own error.
   /// - Complexity: O(n) in the members of the JSON.
-  func decodeReadingAll<T: Decodable>(
+  package func decodeReadingAll<T: Decodable>(
     _ type: T.Type, from node: JSONNode
   ) throws -> (value: T, unread: [String]) {
     let reads = JSONReads()

@@ -2,8 +2,8 @@ import Foundation
 import Synchronization
 
 /// The recorded layouts, other than its own, that each payload or row type of this process has
-/// been stored in: what a decode that fails falls back on (``RecordedEvent/decode(_:)``, a
-/// `Codable` ``TableRow``), rewriting the stored bytes into the type's layout
+/// been stored in: what a decode that fails falls back on (EventLog's `RecordedEvent.decode(_:)`, a
+/// `Codable` `TableRow`), rewriting the stored bytes into the type's layout
 /// (``PayloadLayout/transcoding(_:from:)``) and decoding those.
 ///
 /// An open notes here each registered type whose environment recorded it in another, compatible

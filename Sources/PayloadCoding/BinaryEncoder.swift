@@ -86,8 +86,32 @@ package struct BinaryEncoder: Sendable {
   ///   by the value's own `encode(to:)`.
   /// - Complexity: O(*n*) in the size of the encoded value (amortized, as for any append).
   public func encode<T: Encodable>(_ value: T, appendingTo bytes: inout [UInt8]) throws {
+    try encode(value, appendingTo: &bytes, state: BinaryEncodingState())
+  }
+
+  /// Encodes a value into a new byte array in a run that hands every value of type `type` to
+  /// `hook` (``BinaryEncodingHook``): EventLog's, for a new event's personal values.
+  /// - Parameters:
+  ///   - value: The value to encode.
+  ///   - hook: The code that encodes the values of `type` (and keeps what it gathers).
+  ///   - type: The type whose values go to `hook`.
+  /// - Returns: The encoded bytes.
+  /// - Throws: What ``encode(_:)`` throws, and what `hook` throws.
+  package func encode<T: Encodable>(
+    _ value: T, hook: any BinaryEncodingHook, for type: Any.Type
+  ) throws -> [UInt8] {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(128)
+    try encode(value, appendingTo: &bytes, state: BinaryEncodingState(hook: hook, for: type))
+    return bytes
+  }
+
+  /// Encodes a value by appending its bytes to `bytes`, in the run `state`; on error, `bytes` is
+  /// restored to its original contents.
+  private func encode<T: Encodable>(
+    _ value: T, appendingTo bytes: inout [UInt8], state: BinaryEncodingState
+  ) throws {
     let originalCount = bytes.count
-    let state = BinaryEncodingState()
     state.swapOutput(with: &bytes)
     defer { state.swapOutput(with: &bytes) }
     do {
