@@ -36,21 +36,38 @@ public enum XChaCha20Poly1305 {
   /// - Returns: the plaintext, or `nil` when the key, the associated data or a byte of `sealed`
   ///   is not what sealed it.
   public static func open(_ sealed: [UInt8], key: [UInt8], associatedData: [UInt8]) -> [UInt8]? {
-    guard key.count == keyLength, sealed.count >= nonceLength + tagLength else { return nil }
-    Sodium.ready()
-    let ciphertextLength = sealed.count - nonceLength
-    var plaintext = [UInt8](repeating: 0, count: ciphertextLength - tagLength)
-    var length: UInt64 = 0
-    let result = sealed.withUnsafeBufferPointer { input -> Int32 in
-      guard let base = input.baseAddress else { return -1 }
-      return plaintext.withUnsafeMutableBufferPointer { out in
-        crypto_aead_xchacha20poly1305_ietf_decrypt(
-          out.baseAddress, &length, nil, base + nonceLength, UInt64(ciphertextLength),
-          associatedData, UInt64(associatedData.count), base, key)
+    sealed.withUnsafeBytes { sealed in
+      associatedData.withUnsafeBytes { associatedData in
+        open(sealed, key: key, associatedData: associatedData)
       }
     }
-    guard result == 0 else { return nil }
-    return Array(plaintext.prefix(Int(length)))
+  }
+
+  /// Decrypts what ``seal(_:key:associatedData:)`` made, read where it lies: the form of
+  /// the array `open` that copies nothing but the plaintext out (a read shows a
+  /// sealed value from the stored bytes).
+  /// - Returns: the plaintext, or `nil` when the key, the associated data or a byte of `sealed`
+  ///   is not what sealed it.
+  public static func open(
+    _ sealed: UnsafeRawBufferPointer, key: [UInt8], associatedData: UnsafeRawBufferPointer
+  ) -> [UInt8]? {
+    guard key.count == keyLength, sealed.count >= nonceLength + tagLength, let base = sealed.baseAddress
+    else { return nil }
+    Sodium.ready()
+    let ciphertextLength = sealed.count - nonceLength
+    var opened = false
+    // The plaintext is the ciphertext less its tag, exactly: one array, made at its size.
+    let plaintext = [UInt8](unsafeUninitializedCapacity: ciphertextLength - tagLength) { out, count in
+      var length: UInt64 = 0
+      let result = crypto_aead_xchacha20poly1305_ietf_decrypt(
+        out.baseAddress, &length, nil, base.assumingMemoryBound(to: UInt8.self) + nonceLength,
+        UInt64(ciphertextLength), associatedData.baseAddress?.assumingMemoryBound(to: UInt8.self),
+        UInt64(associatedData.count), base.assumingMemoryBound(to: UInt8.self), key)
+      opened = result == 0 && Int(length) == ciphertextLength - tagLength
+      // A failed decryption leaves the output undefined: nothing of it is kept.
+      count = opened ? Int(length) : 0
+    }
+    return opened ? plaintext : nil
   }
 
   /// Seals in place: `sealed` holds room for the nonce, then the plaintext, then room for the

@@ -45,6 +45,43 @@ struct SealingTests {
     #expect(XChaCha20Poly1305.open(altered, key: Self.key, associatedData: header) == nil)
   }
 
+  @Test(
+    "A value opens where it lies (the form a read uses), an empty plaintext too; one byte altered, it does not"
+  )
+  func openInPlace() {
+    for plaintext in [Array("Grace".utf8), []] {
+      let header: [UInt8] = [9, 9]
+      let sealed = XChaCha20Poly1305.seal(plaintext, key: Self.key, associatedData: header)
+      let opened = sealed.withUnsafeBytes { sealed in
+        header.withUnsafeBytes { XChaCha20Poly1305.open(sealed, key: Self.key, associatedData: $0) }
+      }
+      #expect(opened == plaintext)
+      var altered = sealed
+      altered[altered.count - 1] ^= 1
+      let refused = altered.withUnsafeBytes { altered in
+        header.withUnsafeBytes { XChaCha20Poly1305.open(altered, key: Self.key, associatedData: $0) }
+      }
+      #expect(refused == nil)
+    }
+  }
+
+  @Test("A personal text shows as its value, erased or unavailable (an altered byte), as any type's would")
+  func revealText() throws {
+    let sealed = try NewEvent(
+      Visit(
+        visitor: Personal("Ada", subject: Self.subject), age: Personal(36, subject: Self.subject),
+        detail: .init(note: Personal("n", subject: Self.subject)), remark: nil)
+    ).sealingPendingValues(with: { _ in Self.key })
+    let read = try BinaryDecoder().decode(Visit.self, from: sealed.payload)
+    let keyring = SubjectKeyring(keys: [Self.subject: Self.key], erased: [])
+    #expect(keyring.reveal(read.visitor) == .value("Ada"))
+    #expect(SubjectKeyring(keys: [:], erased: [Self.subject]).reveal(read.visitor) == .erased)
+    var bytes = try #require(read.visitor.storedBytes)
+    bytes[bytes.count - 1] ^= 1
+    let altered = Personal<String>(storedBytes: bytes)
+    #expect(keyring.reveal(altered) == .unavailable)
+  }
+
   @Test("The sealed-value format's room for the nonce and the tag (the codec's) is XChaCha20-Poly1305's")
   func formatSizesAreTheCipher() {
     #expect(SealedValue.nonceCount == XChaCha20Poly1305.nonceLength)

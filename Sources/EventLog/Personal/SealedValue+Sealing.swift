@@ -10,7 +10,11 @@ extension SealedValue {
 
   /// The plaintext, or `nil` when `key` does not open it (another key, or altered bytes).
   func open(key: [UInt8]) -> [UInt8]? {
-    let header = Array(bytes[..<headerSize])
-    return XChaCha20Poly1305.open(Array(bytes[headerSize...]), key: key, associatedData: header)
+    // Read where they lie: copying the header and the sealed part out first was two arrays a value.
+    bytes.withUnsafeBytes { bytes in
+      XChaCha20Poly1305.open(
+        UnsafeRawBufferPointer(rebasing: bytes[headerSize...]), key: key,
+        associatedData: UnsafeRawBufferPointer(rebasing: bytes[..<headerSize]))
+    }
   }
 }
