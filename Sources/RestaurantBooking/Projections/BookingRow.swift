@@ -81,10 +81,15 @@ extension Booking {
     let notes = row.notes.map(keyring.reveal)
     var erased: [String] = []
     var unavailable: [String] = []
-    for (field, revealed) in [("customerName", name), ("notes", notes)] {
-      if revealed == .erased { erased.append(field) }
-      if revealed == .unavailable { unavailable.append(field) }
+    func note(_ field: String, _ revealed: Revealed<String>?) {
+      switch revealed {
+      case .erased: erased.append(field)
+      case .unavailable: unavailable.append(field)
+      case .value, nil: break
+      }
     }
+    note("customerName", name)
+    note("notes", notes)
     self.init(
       id: row.id, restaurantID: row.restaurantID, restaurantName: row.restaurantName, date: row.date,
       partySize: row.partySize, customerID: row.customerName.subject, customerName: name.value,
