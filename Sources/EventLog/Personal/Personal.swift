@@ -25,7 +25,7 @@ import Foundation
 /// (XChaCha20-Poly1305, a random nonce, the event ID, field and subject bound) with the
 /// subject's key, which it creates on the subject's first event. Read back, the value is sealed:
 /// projections copy it into their rows as it is (they never hold the plaintext), and code that
-/// shows it opens it with a ``SubjectKeyring`` (``SubjectKeyring/reveal(_:)``). A value stored
+/// shows it opens it with a ``SubjectKeyring`` (``SubjectKeyring/reveal(_:)->Revealed<Value>``). A value stored
 /// in clear by a build before sealing existed reads as one that opens without a key.
 ///
 /// In JSON (`log --json`, `export`) a sealed value is its stored bytes in Base64, and a value
