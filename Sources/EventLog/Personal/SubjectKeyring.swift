@@ -38,11 +38,29 @@ public struct SubjectKeyring: Sendable {
 
   /// Opens `personal`: its value, or why it cannot be shown. A value stored in clear before
   /// sealing existed shows without a key (its type's `String` text).
-  public func reveal<Value>(_ personal: Personal<Value>) -> Revealed<Value> { opened(personal) }
+  public func reveal<Value>(_ personal: Personal<Value>) -> Revealed<Value> {
+    opened(personal) { try? BinaryDecoder().decode(Value.self, from: $0) }
+  }
 
-  /// The generic `reveal`'s work, which the one for `String` calls for a value it does not open
-  /// itself.
-  private func opened<Value>(_ personal: Personal<Value>) -> Revealed<Value> {
+  /// Opens a personal text: the generic `reveal` for `String`, the value met most (a name),
+  /// without the generic path. Its opened bytes are read as the text they are, not through
+  /// `BinaryDecoder`'s `Codable` machinery, and the call is not generic across modules (which
+  /// looks the generic metadata up at run time): together a third of showing a sealed name
+  /// (`perf`, `read.all`; Benchmarks/Results/FINDINGS.md, finding 14).
+  public func reveal(_ personal: Personal<String>) -> Revealed<String> {
+    opened(personal) { plaintext in
+      plaintext.withUnsafeBytes { bytes in
+        var reader = BinaryReader(bytes)
+        guard let text = try? reader.string(), (try? reader.finish()) != nil else { return nil }
+        return text
+      }
+    }
+  }
+
+  /// `personal` opened, its plaintext read as a `Value` by `read` (`nil`: it does not read as one).
+  private func opened<Value>(
+    _ personal: Personal<Value>, reading read: ([UInt8]) -> Value?
+  ) -> Revealed<Value> {
     switch personal.content {
     case .plain(let value, _):
       return .value(value)
@@ -54,29 +72,10 @@ public struct SubjectKeyring: Sendable {
     case .sealed(let sealed):
       let subject = sealed.subject
       if erased.contains(subject) { return .erased }
-      guard let key = keys[subject], let plaintext = sealed.open(key: key),
-        let value = try? BinaryDecoder().decode(Value.self, from: plaintext)
+      guard let key = keys[subject], let plaintext = sealed.open(key: key), let value = read(plaintext)
       else { return .unavailable }
       return .value(value)
     }
-  }
-
-  /// Opens a personal text: the generic `reveal` for `String`, the value met most (a
-  /// name), without the generic path. Its opened bytes are read as the text they are, not through
-  /// `BinaryDecoder`'s `Codable` machinery, and the call is not generic across modules (which
-  /// looks the generic metadata up at run time): together a third of showing a sealed name
-  /// (`perf`, `read.all`; Benchmarks/Results/FINDINGS.md, finding 14).
-  public func reveal(_ personal: Personal<String>) -> Revealed<String> {
-    guard case .sealed(let sealed) = personal.content else { return opened(personal) }
-    let subject = sealed.subject
-    if erased.contains(subject) { return .erased }
-    guard let key = keys[subject], let plaintext = sealed.open(key: key) else { return .unavailable }
-    let text: String? = plaintext.withUnsafeBytes { bytes in
-      var reader = BinaryReader(bytes)
-      guard let text = try? reader.string(), (try? reader.finish()) != nil else { return nil }
-      return text
-    }
-    return text.map { .value($0) } ?? .unavailable
   }
 
   /// Whether `subject` was erased.
