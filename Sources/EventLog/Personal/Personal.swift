@@ -296,6 +296,27 @@ extension RowReader {
     case let tag: throw .unreadable(row: row, reason: "bad optional tag \(tag)")
     }
   }
+
+  /// A ``RowWriter/personal(_:)`` text: the generic `personal(_:)` for `String`, the value met
+  /// most (a name), without the generic call across modules, which looks `Personal<String>`'s
+  /// metadata up at run time (`perf`, `read.all`: the generic forms, with their lookups, were
+  /// about 5% of the CPU; this form measured 0.976× (0.965–1.026) the CPU, 8 pairs, inside the
+  /// spread; Benchmarks/Results/FINDINGS.md, finding 15).
+  public mutating func personal(_ type: String.Type = String.self) throws(RowError) -> Personal<String> {
+    Personal(storedBytes: Array(try stringBytes()))
+  }
+
+  /// A ``RowWriter/optionalPersonal(_:)`` text: the generic `optionalPersonal(_:)` for `String`,
+  /// without the generic path (as the `String` form of `personal(_:)`).
+  public mutating func optionalPersonal(
+    _ type: String.Type = String.self
+  ) throws(RowError) -> Personal<String>? {
+    switch try byte() {
+    case 0: return nil
+    case 1: return try personal(String.self)
+    case let tag: throw .unreadable(row: row, reason: "bad optional tag \(tag)")
+    }
+  }
 }
 
 /// How a ``Personal`` value is stored, judged on its bytes: what admission rules check about a
