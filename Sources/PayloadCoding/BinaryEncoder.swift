@@ -106,16 +106,45 @@ package struct BinaryEncoder: Sendable {
     return bytes
   }
 
+  /// Writes a value into a new byte array with `write` (a type's own ``BinaryWriter`` path), in a
+  /// run that hands every value of type `type` written through `Encodable` to `hook`.
+  /// - Parameters:
+  ///   - hook: The code that encodes the values of `type` (and keeps what it gathers).
+  ///   - type: The type whose values go to `hook`.
+  ///   - write: Writes the value.
+  /// - Returns: The encoded bytes.
+  /// - Throws: What `write` throws, and what ``encode(_:)`` throws for what it encodes.
+  package func write(
+    hook: any BinaryEncodingHook, for type: Any.Type, _ write: (inout BinaryWriter) throws -> Void
+  ) throws -> [UInt8] {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(128)
+    let state = BinaryEncodingState(hook: hook, for: type)
+    try run(appendingTo: &bytes, state: state) {
+      var writer = BinaryWriter(state: state)
+      try write(&writer)
+    }
+    return bytes
+  }
+
   /// Encodes a value by appending its bytes to `bytes`, in the run `state`; on error, `bytes` is
   /// restored to its original contents.
   private func encode<T: Encodable>(
     _ value: T, appendingTo bytes: inout [UInt8], state: BinaryEncodingState
   ) throws {
+    try run(appendingTo: &bytes, state: state) { try state.encodeValue(value) }
+  }
+
+  /// Runs `body`, which writes into `state`, with `bytes` as the output; on error, `bytes` is
+  /// restored to its original contents.
+  private func run(
+    appendingTo bytes: inout [UInt8], state: BinaryEncodingState, _ body: () throws -> Void
+  ) throws {
     let originalCount = bytes.count
     state.swapOutput(with: &bytes)
     defer { state.swapOutput(with: &bytes) }
     do {
-      try state.encodeValue(value)
+      try body()
       try state.finish()
     } catch {
       state.truncateOutput(to: originalCount)

@@ -24,6 +24,13 @@ struct FastPathTests {
   static let key = [UInt8](repeating: 7, count: 32)
 
   static func check<E: EventPayload & Equatable>(_ value: E) throws {
+    // Written as a new event (`encode(binary:)`, a type's own path or the default): the bytes and
+    // the pending seals of the `Codable` path.
+    let id = UUID()
+    let written = try NewEvent(value, id: id)
+    let (encoded, seals) = try BinaryEncoder().encodeForSealing(value, eventID: id)
+    #expect(written.payload == encoded, "\(E.self)")
+    #expect(written.pendingSeals == seals, "\(E.self)")
     // As the log stores it: personal values sealed.
     let bytes = try NewEvent(value).sealingPendingValues(with: { _ in key }).payload
     let stored = try BinaryDecoder().decode(E.self, from: bytes)

@@ -44,7 +44,7 @@ public struct NewEvent: Sendable, Hashable {
     self.id = id
     self.type = E.eventType
     self.schemaVersion = E.schemaVersion
-    let (bytes, seals) = try BinaryEncoder().encodeForSealing(payload, eventID: id)
+    let (bytes, seals) = try BinaryEncoder().writeForSealing(payload, eventID: id)
     self.payload = bytes
     if !seals.isEmpty {
       pendingSeals = seals

@@ -49,9 +49,17 @@ final class PersonalSealing: BinaryEncodingHook {
 extension BinaryEncoder {
   /// Encodes the payload of new event `eventID` into a new byte array, with its ``Personal``
   /// values as placeholders that the append seals.
-  func encodeForSealing<T: Encodable>(_ value: T, eventID: UUID) throws -> ([UInt8], [PendingSeal]) {
+  package func encodeForSealing<T: Encodable>(_ value: T, eventID: UUID) throws -> ([UInt8], [PendingSeal]) {
     let sealing = PersonalSealing(eventID: eventID)
     let bytes = try encode(value, hook: sealing, for: Personal<String>.self)
+    return (bytes, sealing.pendingSeals)
+  }
+
+  /// ``encodeForSealing(_:eventID:)`` through the payload's own path
+  /// (``EventPayload/encode(binary:)``, by default the same `Codable` encoding).
+  func writeForSealing<E: EventPayload>(_ payload: E, eventID: UUID) throws -> ([UInt8], [PendingSeal]) {
+    let sealing = PersonalSealing(eventID: eventID)
+    let bytes = try write(hook: sealing, for: Personal<String>.self) { try payload.encode(binary: &$0) }
     return (bytes, sealing.pendingSeals)
   }
 }

@@ -244,6 +244,30 @@ extension BinaryReader {
   }
 }
 
+extension BinaryWriter {
+  /// Writes a ``Personal`` value as its `Encodable` conformance does in a new event's payload
+  /// (``EventPayload/encode(binary:)``): a value read from the log as it is stored, a new one as
+  /// the placeholder the append seals.
+  /// - Parameters:
+  ///   - value: the value.
+  ///   - field: its name, bound to the sealed value: the property's coding key for a field of the
+  ///     payload itself (`customerName`), the keys joined with `.` for one nested deeper.
+  /// - Throws: `EncodingError` for a new value outside a new event's payload.
+  public mutating func personal<Value>(_ value: Personal<Value>, field: String) throws {
+    try value.encode(into: state, sealing: state.hook as? PersonalSealing, field: field)
+  }
+
+  /// Writes a personal text: the generic `personal(_:field:)` for `String`, the value met most (a
+  /// name), without the generic call across modules.
+  /// - Parameters:
+  ///   - value: the value.
+  ///   - field: its name (as for the generic form).
+  /// - Throws: `EncodingError` for a new value outside a new event's payload.
+  public mutating func personal(_ value: Personal<String>, field: String) throws {
+    try value.encode(into: state, sealing: state.hook as? PersonalSealing, field: field)
+  }
+}
+
 extension RowWriter {
   /// A ``Personal`` value as it is stored (sealed, or in clear from before sealing): its length
   /// (LEB128), then its bytes. A value whose event was not appended yet has no stored form and
