@@ -26,6 +26,33 @@ struct ByteWriter {
     bytes.append(contentsOf: raw)
   }
 
+  /// The bytes as they are.
+  @inline(__always) mutating func write(contentsOf raw: some Collection<UInt8>) {
+    bytes.append(contentsOf: raw)
+  }
+
+  /// `count` zero bytes (room a later step fills in place).
+  mutating func write(zeros count: Int) {
+    bytes.append(contentsOf: repeatElement(0, count: count))
+  }
+
+  /// Bytes after their 16-bit length (a sealed value).
+  mutating func write(sized raw: [UInt8]) {
+    precondition(raw.count <= Int(UInt16.max), "value too long for the benchmark layout")
+    write(UInt16(raw.count))
+    bytes.append(contentsOf: raw)
+  }
+
+  /// A presence byte, then the bytes after their 16-bit length when present.
+  mutating func write(sized raw: [UInt8]?) {
+    if let raw {
+      write(UInt8(1))
+      write(sized: raw)
+    } else {
+      write(UInt8(0))
+    }
+  }
+
   @inline(__always) mutating func write(_ date: Date) {
     write(date.timeIntervalSince1970.bitPattern)
   }
@@ -93,6 +120,18 @@ struct ByteReader {
 
   mutating func optionalString() throws(Truncated) -> String? {
     try read(UInt8.self) == 0 ? nil : try string()
+  }
+
+  /// Bytes after their 16-bit length, where they lie.
+  mutating func sized() throws(Truncated) -> UnsafeRawBufferPointer {
+    let count = Int(try read(UInt16.self))
+    let at = try take(count)
+    return UnsafeRawBufferPointer(rebasing: buffer[at..<(at + count)])
+  }
+
+  /// What the optional form of `ByteWriter.write(sized:)` wrote: `nil`, or the bytes where they lie.
+  mutating func optionalSized() throws(Truncated) -> UnsafeRawBufferPointer? {
+    try read(UInt8.self) == 0 ? nil : try sized()
   }
 
   /// The rest of the buffer.

@@ -164,4 +164,28 @@ enum RawLMDB {
     try mdbCheck(mdb_stat(txn, dbi, &stat), "mdb_stat")
     return stat.ms_entries
   }
+
+  /// The name of the database of data keys (subject 16 → key 32), apart from the events, as
+  /// eventlog's `subject_keys` (``RawSealing``).
+  static let subjectKeys = "subject_keys"
+
+  /// Stores the data key of `subject` in `keys` (in the transaction of the event that first
+  /// seals for it); a subject's key is never replaced.
+  static func putKey(_ txn: OpaquePointer, _ keys: MDB_dbi, subject: UUID, key: [UInt8]) throws {
+    try withUnsafeBytes(of: subject.uuid) { subject in
+      try key.withUnsafeBytes { try put(txn, keys, key: subject, value: $0, flags: MDB_NOOVERWRITE) }
+    }
+  }
+
+  /// Every data key stored in `keys`.
+  static func keyring(_ txn: OpaquePointer, _ keys: MDB_dbi) throws -> RawKeyring {
+    var loaded: [UUID: [UInt8]] = [:]
+    try scan(txn, keys) { subject, key in
+      guard subject.count == 16 else {
+        throw RawRecords.CorruptRecord(description: "a data key's subject of \(subject.count) bytes")
+      }
+      loaded[UUID(uuid: subject.loadUnaligned(as: uuid_t.self))] = Array(key)
+    }
+    return RawKeyring(keys: loaded)
+  }
 }

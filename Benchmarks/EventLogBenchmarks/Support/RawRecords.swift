@@ -18,7 +18,9 @@ import Sodium
 ///               | chain value 32 (BLAKE2b-256 of the previous record's value, then every byte before it)
 ///               | CRC-32C u32 (of every byte before it)
 /// booking payload / row: id 16 | restaurant 16 | restaurant name str | date f64 | party i64
-///                        | customer str | notes opt-str | created-at f64       (~200 bytes)
+///                        | customer sealed | notes opt-sealed | created-at f64   (~360 bytes)
+///   (sealed: a u16 length, then a value of `RawSealing`'s format, 75 bytes more than the text
+///   with its field name; the payload's and the row's are the same bytes, sealed once)
 /// restaurant row: id 16 | name str | cuisine str
 /// ```
 enum RawRecords {
@@ -36,10 +38,14 @@ enum RawRecords {
     var description: String
   }
 
-  static func writePayload(_ event: MixedEvent, into writer: inout ByteWriter) {
+  /// Writes an event's payload; a booking's name and notes as `sealed` (``RawKeyring/seal(_:eventID:store:)``).
+  static func writePayload(_ event: MixedEvent, sealed: SealedBookingFields?, into writer: inout ByteWriter) {
     switch event {
     case .bookingCreated(let booking):
-      writeBooking(booking, into: &writer)
+      guard let sealed else {
+        preconditionFailure("a booking's personal fields are sealed before it is written")
+      }
+      writeBooking(booking, sealed: sealed, into: &writer)
     case .bookingDeleted(let id):
       writer.write(id)
     case .restaurantAdded(let row), .restaurantRemoved(let row):
@@ -60,9 +66,10 @@ enum RawRecords {
 
   /// Writes an event's fields and payload: the bytes its chain value is computed over. The
   /// origin is `origin` (an event pulled from another device: that device and its sequence
-  /// there), or the baselines' ``device`` and the event's sequence in this log.
+  /// there), or the baselines' ``device`` and the event's sequence in this log. A booking's name
+  /// and notes are `sealed`.
   static func writeEventBody(
-    _ record: MixedEventRecord, sequence: UInt64, recordedAt: Int64,
+    _ record: MixedEventRecord, sealed: SealedBookingFields?, sequence: UInt64, recordedAt: Int64,
     origin: (device: UUID, sequence: UInt64)? = nil, into writer: inout ByteWriter
   ) {
     writer.write(record.event.typeCode)
@@ -73,17 +80,17 @@ enum RawRecords {
     writer.write(recordedAt)
     writer.write(origin?.device ?? device)
     writer.write(origin?.sequence ?? sequence)
-    writePayload(record.event, into: &writer)
+    writePayload(record.event, sealed: sealed, into: &writer)
   }
 
   /// Writes a whole LMDB event record (the writer must be empty): its body, its chain value
   /// after `chain`, which becomes the record's, and its checksum last.
   static func writeEvent(
-    _ record: MixedEventRecord, sequence: UInt64, recordedAt: Int64, chain: inout RawChainValue,
-    into writer: inout ByteWriter
+    _ record: MixedEventRecord, sealed: SealedBookingFields?, sequence: UInt64, recordedAt: Int64,
+    chain: inout RawChainValue, into writer: inout ByteWriter
   ) {
     precondition(writer.bytes.isEmpty, "an event record starts an empty writer")
-    writeEventBody(record, sequence: sequence, recordedAt: recordedAt, into: &writer)
+    writeEventBody(record, sealed: sealed, sequence: sequence, recordedAt: recordedAt, into: &writer)
     let previous = chain
     chain = writer.bytes.withUnsafeBytes { previous.next(over: $0) }
     chain.withUnsafeBytes { writer.write(bytes: $0) }
@@ -120,22 +127,38 @@ enum RawRecords {
     return (record[0], UnsafeRawBufferPointer(rebasing: record[eventHeaderSize..<(body - chainValueSize)]))
   }
 
-  static func writeBooking(_ booking: Booking, into writer: inout ByteWriter) {
+  /// Writes a booking's payload or row, its name and notes as `sealed`.
+  static func writeBooking(_ booking: Booking, sealed: SealedBookingFields, into writer: inout ByteWriter) {
     writer.write(booking.id)
     writer.write(booking.restaurantID)
     writer.write(booking.restaurantName)
     writer.write(booking.date)
     writer.write(Int64(booking.partySize))
-    writer.write(booking.customerName ?? "")
-    writer.write(booking.notes)
+    writer.write(sized: sealed.customerName)
+    writer.write(sized: sealed.notes)
     writer.write(booking.createdAt)
   }
 
-  static func readBooking(_ reader: inout ByteReader) throws -> Booking {
-    Booking(
+  /// Reads a booking's payload or row with its name and notes sealed (replay's copy).
+  static func readBookingRow(_ reader: inout ByteReader) throws -> RawBookingRow {
+    RawBookingRow(
       id: try reader.uuid(), restaurantID: try reader.uuid(), restaurantName: try reader.string(),
-      date: try reader.date(), partySize: Int(try reader.read(Int64.self)), customerName: try reader.string(),
-      notes: try reader.optionalString(), createdAt: try reader.date())
+      date: try reader.date(), partySize: Int(try reader.read(Int64.self)),
+      customerName: Array(try reader.sized()), notes: try reader.optionalSized().map { Array($0) },
+      createdAt: try reader.date())
+  }
+
+  /// Reads a booking's row as a read shows it: its name and notes opened with `keyring` where
+  /// they lie.
+  /// - Throws: ``ByteReader/Truncated``, or ``RawSealing/Unopenable`` when a value does not open.
+  static func readBooking(_ reader: inout ByteReader, keyring: RawKeyring) throws -> Booking {
+    let (id, restaurantID, restaurantName) = (try reader.uuid(), try reader.uuid(), try reader.string())
+    let (date, partySize) = (try reader.date(), Int(try reader.read(Int64.self)))
+    let name = try reader.sized()
+    return Booking(
+      id: id, restaurantID: restaurantID, restaurantName: restaurantName, date: date, partySize: partySize,
+      customerID: try RawSealing.subject(of: name), customerName: try keyring.open(name),
+      notes: try reader.optionalSized().map { try keyring.open($0) }, createdAt: try reader.date())
   }
 
   static func writeRestaurant(_ row: RemoteRestaurant, into writer: inout ByteWriter) {
@@ -206,7 +229,10 @@ struct RawChainValue {
 }
 
 /// The read models the raw baselines rebuild in `replay`: restaurants by ID and in name order,
-/// bookings by ID and in date order, as eventlog's projections hold them.
+/// bookings by ID and in date order, as eventlog's projections hold them. The bookings keep their
+/// name and notes sealed, copied from the events unopened (as eventlog's replay copies them into
+/// its rows); the date-order listing opens them with ``keyring`` (the store's keys, loaded by the
+/// replay), as eventlog's replay lists its bookings.
 ///
 /// The fold keeps dictionaries by ID (``apply(type:payload:)``); ``buildOrders()`` then sorts
 /// the final state once into name order and date order, with the same keys as eventlog's
@@ -216,10 +242,12 @@ struct RawChainValue {
 /// path.
 struct RawReadModels {
   var restaurants: [UUID: Restaurant] = [:]
-  var bookings: [UUID: Booking] = [:]
+  var bookings: [UUID: RawBookingRow] = [:]
+  /// The data keys that open the bookings' names and notes.
+  var keyring = RawKeyring()
   /// Every restaurant by lower-cased name, then ID (after ``buildOrders()``).
   var restaurantsByName: [Restaurant] = []
-  /// Every booking by date, then ID (after ``buildOrders()``).
+  /// Every booking by date, then ID, opened (after ``buildOrders()``).
   var bookingsByDate: [Booking] = []
 
   struct UnknownType: Error, CustomStringConvertible {
@@ -232,7 +260,7 @@ struct RawReadModels {
     var reader = ByteReader(payload)
     switch type {
     case 1:
-      let booking = try RawRecords.readBooking(&reader)
+      let booking = try RawRecords.readBookingRow(&reader)
       bookings[booking.id] = booking
     case 2:
       bookings[try reader.uuid()] = nil
@@ -262,22 +290,27 @@ struct RawReadModels {
     try apply(type: type, payload: payload)
   }
 
-  /// Sorts the folded state into name order and date order (part of the measured replay).
-  mutating func buildOrders() {
+  /// Sorts the folded state into name order and date order, the bookings opened (part of the
+  /// measured replay).
+  /// - Throws: ``RawSealing/Unopenable`` when a booking's name or notes do not open.
+  mutating func buildOrders() throws {
     restaurantsByName = restaurants.values.map { (key: RawRecords.nameKey($0.name, id: $0.id), row: $0) }
       .sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.row)
-    bookingsByDate = bookings.values.sorted { a, b in
+    bookingsByDate = try bookings.values.sorted { a, b in
       let (x, y) = (RawRecords.dateKey(a.date, id: a.id), RawRecords.dateKey(b.date, id: b.id))
       if x.0 != y.0 { return UInt64(bigEndian: x.0) < UInt64(bigEndian: y.0) }
       return ReadModelFingerprint.precedes(a.id, b.id)
-    }
+    }.map { try $0.opened(with: keyring) }
   }
 
-  /// The outcome: the counts and the fingerprint of the four views (after ``buildOrders()``).
-  var check: String {
-    ReadModelFingerprint.outcome(
+  /// The outcome: the counts and the fingerprint of the four views (after ``buildOrders()``),
+  /// each booking looked up by ID opened.
+  /// - Throws: ``RawSealing/Unopenable`` when a booking's name or notes do not open.
+  func check() throws -> String {
+    try ReadModelFingerprint.outcome(
       restaurantsByName: restaurantsByName, restaurantCount: restaurants.count,
       restaurant: { restaurants[$0] },
-      bookingsByDate: bookingsByDate, bookingCount: bookings.count, booking: { bookings[$0] })
+      bookingsByDate: bookingsByDate, bookingCount: bookings.count,
+      booking: { try bookings[$0]?.opened(with: keyring) })
   }
 }

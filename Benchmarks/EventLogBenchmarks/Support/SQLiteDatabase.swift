@@ -92,6 +92,12 @@ final class SQLiteStatement {
       sqlite3_bind_blob(handle, index, value.baseAddress, Int32(value.count), sqliteTransient), sql)
   }
 
+  /// A blob (a sealed value), or NULL.
+  @inline(__always) func bind(_ index: Int32, _ value: [UInt8]?) throws {
+    guard let value else { return try database.check(sqlite3_bind_null(handle, index), sql) }
+    try value.withUnsafeBytes { try bind(index, $0) }
+  }
+
   @inline(__always) func bind(_ index: Int32, _ value: UUID) throws {
     try withUnsafeBytes(of: value.uuid) { try bind(index, $0) }
   }
@@ -129,6 +135,11 @@ final class SQLiteStatement {
   @inline(__always) func blob(_ column: Int32) -> UnsafeRawBufferPointer {
     let pointer = sqlite3_column_blob(handle, column)
     return UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(handle, column)))
+  }
+
+  /// The blob of `column`, or `nil` when it is NULL: valid until the next step or reset.
+  @inline(__always) func optionalBlob(_ column: Int32) -> UnsafeRawBufferPointer? {
+    sqlite3_column_type(handle, column) == SQLITE_NULL ? nil : blob(column)
   }
 
   /// A 16-byte blob column as a UUID.

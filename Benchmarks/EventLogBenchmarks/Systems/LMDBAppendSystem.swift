@@ -2,21 +2,27 @@ import CLMDB
 import Foundation
 
 /// `lmdb-append`: the least work any LMDB event log must do: event bytes only (each record with
-/// its provenance, its value in the hash chain and its CRC-32C, as eventlog's), appended with
-/// `MDB_APPEND` through one cursor, read back with one cursor scan that verifies each CRC. The
-/// physical limit, reported for scale; it keeps no index and no read model.
+/// its provenance, its value in the hash chain and its CRC-32C, as eventlog's, and a booking's
+/// name and notes sealed under its customer's data key, ``RawSealing``: lmdb-raw's records),
+/// appended with `MDB_APPEND` through one cursor, read back with one cursor scan that verifies
+/// each CRC. The physical limit, reported for scale; it keeps no index and no read model, only
+/// the data keys (`subject_keys`) without which its records could not be read.
 struct LMDBAppendSystem: BenchmarkSystem {
   final class Log {
     let environment: RawEnvironment
     let events: MDB_dbi
+    let subjectKeys: MDB_dbi
     var head: UInt64 = 0
     /// The head record's chain value (the log starts empty), the key of the next.
     var chain = RawChainValue.zero
+    /// The data keys (the log starts empty), a new one added with the first event that seals for it.
+    var keyring = RawKeyring()
     var writer = ByteWriter(capacity: 320)
 
     init(path: String, durable: Bool) throws {
       environment = try RawEnvironment(path: path, durable: durable)
       events = try environment.openDatabase("events", flags: MDB_INTEGERKEY)
+      subjectKeys = try environment.openDatabase(RawLMDB.subjectKeys)
     }
 
     /// Appends `records` in one write transaction (one durable commit).
@@ -28,8 +34,12 @@ struct LMDBAppendSystem: BenchmarkSystem {
         defer { mdb_cursor_close(cursor) }
         for record in records {
           head += 1
+          let sealed = try keyring.seal(record.event, eventID: record.eventID) { subject, key in
+            try RawLMDB.putKey(txn, subjectKeys, subject: subject, key: key)
+          }
           writer.reset()
-          RawRecords.writeEvent(record, sequence: head, recordedAt: recordedAt, chain: &chain, into: &writer)
+          RawRecords.writeEvent(
+            record, sealed: sealed, sequence: head, recordedAt: recordedAt, chain: &chain, into: &writer)
           var key = MDB_val(mv_size: 8, mv_data: nil)
           try withUnsafeMutableBytes(of: &head) { sequence in
             key.mv_data = sequence.baseAddress
@@ -77,12 +87,13 @@ struct LMDBAppendSystem: BenchmarkSystem {
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .lmdbAppend) }
       let environment = try RawEnvironment(path: fixture, durable: true)
       let events = try environment.openDatabase("events", flags: MDB_INTEGERKEY)
+      let keys = try environment.openDatabase(RawLMDB.subjectKeys)
       let box = ModelsBox()
       return PreparedRun(operations: size) {
-        box.models = try LMDBRawSystem.replay(environment, events)
+        box.models = try LMDBRawSystem.replay(environment, events, keys: keys)
       } finish: {
         defer { box.models = RawReadModels() }
-        return box.models.check
+        return try box.models.check()
       }
     case .appendConcurrent, .syncDiff, .readAll, .replicatePush, .replicatePull, .auditQuery:
       throw UnsupportedWorkload(workload: workload, system: .lmdbAppend)

@@ -4,7 +4,8 @@ import RestaurantBooking
 
 /// The `lmdb-raw` store: the same records as eventlog (events, ID index, stream index, read-model
 /// rows) written with the LMDB C API in a minimal fixed layout (``RawRecords``), each event with
-/// its provenance and its value in the hash chain, as eventlog's records carry them.
+/// its provenance and its value in the hash chain, as eventlog's records carry them, and each
+/// booking's name and notes sealed under its customer's data key (``RawSealing``).
 ///
 /// | database | key → value |
 /// |---|---|
@@ -14,9 +15,10 @@ import RestaurantBooking
 /// | `bookings_by_id` | ID → booking row |
 /// | `bookings_by_date` | date+ID → nothing (an index, as eventlog's `by-date` since projection version 2) |
 /// | `restaurants_by_id` / `restaurants_by_name` | ID / lower-cased name+0+ID → restaurant row |
+/// | `subject_keys` | data subject (16) → its data key (32) |
 final class LMDBRawLog: @unchecked Sendable {
-  // @unchecked Sendable: the database handles are immutable after `init`; `head` and `chain`
-  // are touched only inside `append`, which runs inside a write transaction, and LMDB admits one
+  // @unchecked Sendable: the database handles are immutable after `init`; `head`, `chain` and
+  // `keyring` are touched only inside `append`, which runs inside a write transaction, and LMDB admits one
   // write transaction at a time per environment (threads block in mdb_txn_begin).
   let environment: RawEnvironment
   let events: MDB_dbi
@@ -26,9 +28,12 @@ final class LMDBRawLog: @unchecked Sendable {
   let bookingsByDate: MDB_dbi
   let restaurantsByID: MDB_dbi
   let restaurantsByName: MDB_dbi
+  let subjectKeys: MDB_dbi
   private var head: UInt64 = 0
   /// The head record's chain value (``RawChainValue/zero`` in an empty log), the key of the next.
   private var chain = RawChainValue.zero
+  /// The data keys, loaded at open, a new one added with the first event that seals for it.
+  private var keyring = RawKeyring()
 
   struct Conflict: Error, CustomStringConvertible {
     var description: String
@@ -43,6 +48,8 @@ final class LMDBRawLog: @unchecked Sendable {
     bookingsByDate = try environment.openDatabase("bookings_by_date")
     restaurantsByID = try environment.openDatabase("restaurants_by_id")
     restaurantsByName = try environment.openDatabase("restaurants_by_name")
+    subjectKeys = try environment.openDatabase(RawLMDB.subjectKeys)
+    keyring = try environment.read { [subjectKeys] in try RawLMDB.keyring($0, subjectKeys) }
     (head, chain) = try environment.read { txn in
       var cursor: OpaquePointer?
       try mdbCheck(mdb_cursor_open(txn, events, &cursor), "mdb_cursor_open")
@@ -76,6 +83,7 @@ final class LMDBRawLog: @unchecked Sendable {
     ids.reserveCapacity(records.count)
     var sequence = head
     var chain = chain
+    var keyring = keyring
     for record in records {
       sequence += 1
       // Expected version: a booking's creation finds no stream.
@@ -85,8 +93,12 @@ final class LMDBRawLog: @unchecked Sendable {
         }
         if exists != nil { throw Conflict(description: "stream \(record.stream) exists") }
       }
+      let sealed = try keyring.seal(record.event, eventID: record.eventID) { subject, key in
+        try RawLMDB.putKey(txn, subjectKeys, subject: subject, key: key)
+      }
       writer.reset()
-      RawRecords.writeEvent(record, sequence: sequence, recordedAt: recordedAt, chain: &chain, into: &writer)
+      RawRecords.writeEvent(
+        record, sealed: sealed, sequence: sequence, recordedAt: recordedAt, chain: &chain, into: &writer)
       try withUnsafeBytes(of: sequence) { key in
         try writer.bytes.withUnsafeBytes { value in
           try RawLMDB.put(txn, events, key: key, value: value, flags: MDB_APPEND)
@@ -97,7 +109,7 @@ final class LMDBRawLog: @unchecked Sendable {
         try withUnsafeBytes(of: &entry) { value in try RawLMDB.put(txn, streams, key: key, value: value) }
       }
       ids.append((record.eventID, sequence))
-      try applyReadModels(record.event, in: txn, writer: &rowWriter)
+      try applyReadModels(record.event, sealed: sealed, in: txn, writer: &rowWriter)
     }
     // Random keys: insert them in key order, as eventlog does.
     if ids.count > 1 { ids.sort { Self.precedes($0.id, $1.id) } }
@@ -111,13 +123,19 @@ final class LMDBRawLog: @unchecked Sendable {
     }
     head = sequence
     self.chain = chain
+    self.keyring = keyring
   }
 
-  private func applyReadModels(_ event: MixedEvent, in txn: OpaquePointer, writer: inout ByteWriter) throws {
+  /// Updates the read models for `event`; a booking's row takes the name and notes `sealed` for
+  /// its event (the same bytes).
+  private func applyReadModels(
+    _ event: MixedEvent, sealed: SealedBookingFields?, in txn: OpaquePointer, writer: inout ByteWriter
+  ) throws {
     switch event {
     case .bookingCreated(let booking):
+      guard let sealed else { preconditionFailure("a booking's personal fields are sealed before its row") }
       writer.reset()
-      RawRecords.writeBooking(booking, into: &writer)
+      RawRecords.writeBooking(booking, sealed: sealed, into: &writer)
       try writer.bytes.withUnsafeBytes { row in
         try withUnsafeBytes(of: booking.id.uuid) { key in
           try RawLMDB.put(txn, bookingsByID, key: key, value: row)
@@ -130,7 +148,7 @@ final class LMDBRawLog: @unchecked Sendable {
       let booking = try withUnsafeBytes(of: id.uuid) { key in
         try RawLMDB.get(txn, bookingsByID, key: key) { row in
           var reader = ByteReader(row)
-          return try RawRecords.readBooking(&reader)
+          return try RawRecords.readBookingRow(&reader)
         }
       }
       guard let booking else { return }

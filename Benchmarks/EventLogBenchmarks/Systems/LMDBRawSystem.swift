@@ -60,12 +60,13 @@ struct LMDBRawSystem: BenchmarkSystem {
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .lmdbRaw) }
       let environment = try RawEnvironment(path: fixture, durable: true)
       let events = try environment.openDatabase("events", flags: MDB_INTEGERKEY)
+      let keys = try environment.openDatabase(RawLMDB.subjectKeys)
       let box = ModelsBox()
       return PreparedRun(operations: size) {
-        box.models = try LMDBRawSystem.replay(environment, events)
+        box.models = try LMDBRawSystem.replay(environment, events, keys: keys)
       } finish: {
         defer { box.models = RawReadModels() }
-        return box.models.check
+        return try box.models.check()
       }
     case .readAll:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .lmdbRaw) }
@@ -73,6 +74,8 @@ struct LMDBRawSystem: BenchmarkSystem {
       let box = ListsBox()
       return PreparedRun(operations: size) {
         (box.restaurants, box.bookings) = try log.environment.read { txn -> ([Restaurant], [Booking]) in
+          // The data keys, then every row shown with its name and notes opened.
+          let keyring = try RawLMDB.keyring(txn, log.subjectKeys)
           var restaurants: [Restaurant] = []
           restaurants.reserveCapacity(try RawLMDB.count(txn, log.restaurantsByName))
           try RawLMDB.scan(txn, log.restaurantsByName) { _, value in
@@ -86,7 +89,7 @@ struct LMDBRawSystem: BenchmarkSystem {
             let id = UnsafeRawBufferPointer(rebasing: key[(key.count - 16)...])
             let booking = try RawLMDB.get(txn, log.bookingsByID, key: id) { row in
               var reader = ByteReader(row)
-              return try RawRecords.readBooking(&reader)
+              return try RawRecords.readBooking(&reader, keyring: keyring)
             }
             guard let booking else {
               throw RawRecords.CorruptRecord(description: "the date index names a missing booking")
@@ -103,14 +106,17 @@ struct LMDBRawSystem: BenchmarkSystem {
     }
   }
 
-  /// One cursor scan of the event records, each verified against its checksum, decoded and
-  /// folded into dictionaries by ID; then the name and date orders (``RawReadModels``).
-  static func replay(_ environment: RawEnvironment, _ events: MDB_dbi) throws -> RawReadModels {
+  /// The data keys of `keys`, then one cursor scan of the event records, each verified against
+  /// its checksum, decoded and folded into dictionaries by ID (names and notes copied sealed);
+  /// then the name and date orders, the bookings listed opened (``RawReadModels``).
+  static func replay(_ environment: RawEnvironment, _ events: MDB_dbi, keys: MDB_dbi) throws -> RawReadModels
+  {
     var models = RawReadModels()
     try environment.read { txn in
+      models.keyring = try RawLMDB.keyring(txn, keys)
       try RawLMDB.scan(txn, events) { _, record in try models.apply(record: record) }
     }
-    models.buildOrders()
+    try models.buildOrders()
     return models
   }
 }

@@ -13,6 +13,9 @@ import RestaurantBooking
 ///   baselines' record layout (``RawRecords/writeEventBody(_:sequence:recordedAt:origin:into:)``).
 /// - `bookings(id PRIMARY KEY, …)` with an index on `(date, id)`; `restaurants(id PRIMARY KEY,
 ///   name, cuisine)` with an index on `(name COLLATE NOCASE, id)`: the read models.
+/// - `subject_keys(subject BLOB PRIMARY KEY, key BLOB)`: one data key per customer, apart from the
+///   events. A booking's `customer_name` and `notes` are BLOBs sealed under it (``RawSealing``),
+///   the same bytes as in the event's payload, sealed once at append.
 final class SQLiteLog {
   let database: SQLiteDatabase
   private let begin: SQLiteStatement
@@ -23,11 +26,14 @@ final class SQLiteLog {
   private let deleteBooking: SQLiteStatement
   private let upsertRestaurant: SQLiteStatement
   private let deleteRestaurant: SQLiteStatement
+  private let insertKey: SQLiteStatement
   private var writer = ByteWriter(capacity: 320)
   /// The last event's sequence and chain value (0 and ``RawChainValue/zero`` in an empty log);
-  /// restored when a transaction rolls back.
+  /// restored when a transaction rolls back, as ``keyring`` is.
   private var head: UInt64
   private var chain: RawChainValue
+  /// The data keys, loaded at open, a new one added with the first event that seals for it.
+  private var keyring: RawKeyring
 
   static let schema = """
     CREATE TABLE IF NOT EXISTS events(
@@ -36,12 +42,13 @@ final class SQLiteLog {
       payload BLOB NOT NULL, chain BLOB NOT NULL, UNIQUE(stream, version));
     CREATE TABLE IF NOT EXISTS bookings(
       id BLOB PRIMARY KEY, restaurant_id BLOB NOT NULL, restaurant_name TEXT NOT NULL, date REAL NOT NULL,
-      party_size INTEGER NOT NULL, customer_name TEXT NOT NULL, notes TEXT, created_at REAL NOT NULL
+      party_size INTEGER NOT NULL, customer_name BLOB NOT NULL, notes BLOB, created_at REAL NOT NULL
     ) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS bookings_by_date ON bookings(date, id);
     CREATE TABLE IF NOT EXISTS restaurants(
       id BLOB PRIMARY KEY, name TEXT NOT NULL, cuisine TEXT NOT NULL) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS restaurants_by_name ON restaurants(name COLLATE NOCASE, id);
+    CREATE TABLE IF NOT EXISTS subject_keys(subject BLOB PRIMARY KEY, key BLOB NOT NULL) WITHOUT ROWID;
     """
 
   /// Opens (creating) the database file `directory/bench.sqlite`.
@@ -66,6 +73,8 @@ final class SQLiteLog {
     upsertRestaurant = try database.prepare(
       "INSERT OR REPLACE INTO restaurants(id, name, cuisine) VALUES (?, ?, ?)")
     deleteRestaurant = try database.prepare("DELETE FROM restaurants WHERE id = ?")
+    insertKey = try database.prepare("INSERT INTO subject_keys(subject, key) VALUES (?, ?)")
+    keyring = try Self.keyring(database.prepare("SELECT subject, key FROM subject_keys"))
     let last = try database.prepare("SELECT seq, chain FROM events ORDER BY seq DESC LIMIT 1")
     defer { last.reset() }
     if try last.step() {
@@ -78,7 +87,7 @@ final class SQLiteLog {
 
   /// Runs `body` in one transaction (one durable commit); rolls back if it throws.
   func transaction<R>(_ body: () throws -> R) throws -> R {
-    let (committedHead, committedChain) = (head, chain)
+    let (committedHead, committedChain, committedKeyring) = (head, chain, keyring)
     try begin.run()
     do {
       let result = try body()
@@ -86,7 +95,7 @@ final class SQLiteLog {
       return result
     } catch {
       try? rollback.run()
-      (head, chain) = (committedHead, committedChain)
+      (head, chain, keyring) = (committedHead, committedChain, committedKeyring)
       throw error
     }
   }
@@ -106,9 +115,14 @@ final class SQLiteLog {
     _ record: MixedEventRecord, recordedAt: Int64, origin: (device: UUID, sequence: UInt64)? = nil
   ) throws {
     let sequence = head + 1
+    let sealed = try keyring.seal(record.event, eventID: record.eventID) { subject, key in
+      try insertKey.bind(1, subject)
+      try insertKey.bind(2, key)
+      try insertKey.run()
+    }
     writer.reset()
     RawRecords.writeEventBody(
-      record, sequence: sequence, recordedAt: recordedAt, origin: origin, into: &writer)
+      record, sealed: sealed, sequence: sequence, recordedAt: recordedAt, origin: origin, into: &writer)
     let previous = chain
     let value = writer.bytes.withUnsafeBytes { previous.next(over: $0) }
     try insertEvent.bind(1, Int64(sequence))
@@ -127,13 +141,14 @@ final class SQLiteLog {
     (head, chain) = (sequence, value)
     switch record.event {
     case .bookingCreated(let b):
+      guard let sealed else { preconditionFailure("a booking's personal fields are sealed before its row") }
       try insertBooking.bind(1, b.id)
       try insertBooking.bind(2, b.restaurantID)
       try insertBooking.bind(3, b.restaurantName)
       try insertBooking.bind(4, b.date.timeIntervalSince1970)
       try insertBooking.bind(5, Int64(b.partySize))
-      try insertBooking.bind(6, b.customerName ?? "")
-      try insertBooking.bind(7, b.notes)
+      try insertBooking.bind(6, sealed.customerName)
+      try insertBooking.bind(7, sealed.notes)
       try insertBooking.bind(8, b.createdAt.timeIntervalSince1970)
       try insertBooking.run()
     case .bookingDeleted(let id):
@@ -156,6 +171,14 @@ final class SQLiteLog {
     try upsertRestaurant.bind(2, row.name)
     try upsertRestaurant.bind(3, row.cuisine)
     try upsertRestaurant.run()
+  }
+
+  /// Every data key `query` (`SELECT subject, key FROM subject_keys`) returns; resets it.
+  static func keyring(_ query: SQLiteStatement) throws -> RawKeyring {
+    var keys: [UUID: [UInt8]] = [:]
+    defer { query.reset() }
+    while try query.step() { keys[try query.uuid(0)] = Array(query.blob(1)) }
+    return RawKeyring(keys: keys)
   }
 
   /// The number of rows of `table`.

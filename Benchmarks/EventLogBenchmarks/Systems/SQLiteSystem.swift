@@ -74,18 +74,20 @@ struct SQLiteSystem: BenchmarkSystem {
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .sqlite) }
       let log = try SQLiteLog(directory: fixture, durable: true)
       let scan = try log.database.prepare("SELECT type, payload FROM events ORDER BY seq")
+      let keys = try log.database.prepare("SELECT subject, key FROM subject_keys")
       let box = ModelsBox()
       return PreparedRun(operations: size) {
         var models = RawReadModels()
+        models.keyring = try SQLiteLog.keyring(keys)
         defer { scan.reset() }
         while try scan.step() {
           try models.apply(type: UInt8(truncatingIfNeeded: scan.int64(0)), payload: scan.blob(1))
         }
-        models.buildOrders()
+        try models.buildOrders()
         box.models = models
       } finish: {
         defer { box.models = RawReadModels() }
-        return box.models.check
+        return try box.models.check()
       }
     case .syncDiff:
       guard let fixture else { throw UnsupportedWorkload(workload: workload, system: .sqlite) }
@@ -110,18 +112,23 @@ struct SQLiteSystem: BenchmarkSystem {
         SELECT id, restaurant_id, restaurant_name, date, party_size, customer_name, notes, created_at
         FROM bookings ORDER BY date, id
         """)
+      let keysQuery = try log.database.prepare("SELECT subject, key FROM subject_keys")
       let box = ListsBox()
       return PreparedRun(operations: size) {
         let restaurants = try Self.restaurants(restaurantsQuery)
+        // The data keys, then every booking with its name and notes opened.
+        let keyring = try SQLiteLog.keyring(keysQuery)
         var bookings: [Booking] = []
         defer { bookingsQuery.reset() }
         while try bookingsQuery.step() {
           let q = bookingsQuery
+          let name = q.blob(5)
           bookings.append(
             Booking(
               id: try q.uuid(0), restaurantID: try q.uuid(1), restaurantName: q.text(2) ?? "",
               date: Date(timeIntervalSince1970: q.double(3)), partySize: Int(q.int64(4)),
-              customerName: q.text(5) ?? "", notes: q.text(6),
+              customerID: try RawSealing.subject(of: name), customerName: try keyring.open(name),
+              notes: try q.optionalBlob(6).map { try keyring.open($0) },
               createdAt: Date(timeIntervalSince1970: q.double(7))))
         }
         (box.restaurants, box.bookings) = (restaurants, bookings)
