@@ -37,7 +37,7 @@ enum Workload: String, CaseIterable, Sendable, Codable {
   var summary: String {
     switch self {
     case .appendBatched:
-      "booking events (~200-byte payloads) with ID index, stream index, read-model rows; 1000 per durable commit (--batch-size)"
+      "booking events (~200-byte payloads in clear, name and notes sealed) with ID index, stream index, read-model rows; 1000 per durable commit (--batch-size)"
     case .appendSingle: "booking events, each its own durable commit"
     case .appendConcurrent: "8 tasks appending single booking events durably at once"
     case .replay:
