@@ -8,7 +8,7 @@ import Testing
 struct SyncDeadlineCLITests {
   @Test("an endless server: exit 1 at --deadline, naming it; nothing appended, no environment created")
   func endlessServer() throws {
-    let server = try LoopbackHTTPServer(maximumConnections: 10_000, lifetime: .seconds(60)) { request in
+    let server = try LoopbackHTTPServer(maximumConnections: 10_000) { request in
       let limit = Int(request.query["limit"] ?? "") ?? 10
       let offset = Int(request.query["offset"] ?? "") ?? 0
       let rows = (offset..<offset + limit).map { index in

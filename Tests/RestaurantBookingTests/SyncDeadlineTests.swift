@@ -9,7 +9,7 @@ import Testing
 struct SyncDeadlineTests {
   /// A server whose every page is full, with rows never seen before: paging never ends.
   static func endless() throws -> LoopbackHTTPServer {
-    try LoopbackHTTPServer(maximumConnections: 10_000, lifetime: .seconds(60)) { request in
+    try LoopbackHTTPServer(maximumConnections: 10_000) { request in
       let limit = Int(request.query["limit"] ?? "") ?? 10
       let offset = Int(request.query["offset"] ?? "") ?? 0
       let rows = (offset..<offset + limit).map { index in

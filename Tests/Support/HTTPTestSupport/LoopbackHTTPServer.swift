@@ -124,14 +124,17 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
   ///   - port: the port, or 0 (the default) for one the system assigns. A given port that is still
   ///     held (by a server stopped a moment ago) fails with `EADDRINUSE`.
   ///   - maximumConnections: how many connections it serves in all before it stops listening.
-  ///   - lifetime: how long it listens at most.
+  ///   - lifetime: how long it listens at most: a backstop for a server that a failed test leaves
+  ///     listening (each test stops its own), long enough for a test slowed by a loaded run (its
+  ///     awaits can wait over a minute for a thread: a server that stopped listening after 60 s
+  ///     failed such a test between two of its requests).
   ///   - recordsRequests: whether ``requests`` keeps every request (with its header values and
   ///     body); a long-running user that keeps its own log passes `false`.
   ///   - handler: what to answer, called on the connection's thread.
   /// - Throws: `POSIXError` when the socket cannot be made, bound or listened on.
   public init(
     host: String = "127.0.0.1", port: UInt16 = 0, maximumConnections: Int = 64,
-    lifetime: Duration = .seconds(120),
+    lifetime: Duration = .seconds(600),
     recordsRequests: Bool = true, handler: @escaping Handler
   ) throws {
     self.host = host
