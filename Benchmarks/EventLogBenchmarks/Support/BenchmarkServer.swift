@@ -1,6 +1,7 @@
 import Foundation
 import Postgres
 import PostgresTestSupport
+import Replication
 import ReplicationPostgres
 import RestaurantBooking
 import Synchronization
@@ -28,6 +29,17 @@ enum BenchmarkServer {
   // nonisolated(unsafe): written once, at the start of a child process, before any task or thread
   // that reads it exists (ChildMain.run); only read afterwards.
   nonisolated(unsafe) static var endpoint: Endpoint?
+
+  /// The options of every replicator the benchmark makes: the library's, but with 5 minutes
+  /// without progress before a push or pull gives up instead of 30 s. The workloads measure
+  /// throughput on an idle machine, where nothing is retried; the benchmark's own tests run them
+  /// beside the whole test suite, whose load once held one of their statements past the 30 s
+  /// ("gave up after retrying for 30 s … push 144 data subjects' keys").
+  static let replicationOptions: ReplicationOptions = {
+    var options = ReplicationOptions()
+    options.retryFor = .seconds(300)
+    return options
+  }()
 
   /// Starts the run's server (the parent).
   /// - Throws: ``Failure`` naming the cause: no PostgreSQL binaries (install the `postgresql`

@@ -83,7 +83,8 @@ struct EventLogHTTPSSystem: BenchmarkSystem {
   ) async throws -> (Replicator, SupabaseTransport) {
     do {
       let transport = try project.transport()
-      let replicator = Replicator(store: store, transport: transport)
+      let replicator = Replicator(
+        store: store, transport: transport, options: BenchmarkServer.replicationOptions)
       try await replicator.checkServer()
       return (replicator, transport)
     } catch {

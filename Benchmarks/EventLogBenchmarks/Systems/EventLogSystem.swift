@@ -23,7 +23,8 @@ struct EventLogSystem: BenchmarkSystem {
     store: EventStore, url: String
   ) async throws -> (Replicator, PostgresTransport) {
     let transport = try PostgresTransport(url: url)
-    let replicator = Replicator(store: store, transport: transport)
+    let replicator = Replicator(
+      store: store, transport: transport, options: BenchmarkServer.replicationOptions)
     try await replicator.checkServer()
     return (replicator, transport)
   }

@@ -56,7 +56,9 @@ enum ReplicationFixture {
     let transport = try PostgresTransport(url: database.url(on: server))
     defer { transport.close() }
     // The store's schema gives the payloads their JSON form on the server.
-    let summary = try await Replicator(store: store, transport: transport).push()
+    let summary = try await Replicator(
+      store: store, transport: transport, options: BenchmarkServer.replicationOptions
+    ).push()
     guard summary.pushed == size else {
       throw BenchmarkServer.Failure(
         description: "the pull fixture's push stored \(summary.pushed) of \(size) events")
@@ -71,7 +73,8 @@ enum ReplicationFixture {
     defer { https.close() }
     // Another owner (the API's user) for the same log: the device is moved to it on purpose, which
     // forgets its marks, so that the whole outbox goes again.
-    let apiReplicator = Replicator(store: store, transport: https)
+    let apiReplicator = Replicator(
+      store: store, transport: https, options: BenchmarkServer.replicationOptions)
     _ = try await apiReplicator.reassign(to: try await https.serverInfo().owner)
     let apiSummary = try await apiReplicator.push()
     guard apiSummary.pushed == size else {
