@@ -89,23 +89,6 @@ package struct BinaryEncoder: Sendable {
     try encode(value, appendingTo: &bytes, state: BinaryEncodingState())
   }
 
-  /// Encodes a value into a new byte array in a run that hands every value of type `type` to
-  /// `hook` (``BinaryEncodingHook``): EventLog's, for a new event's personal values.
-  /// - Parameters:
-  ///   - value: The value to encode.
-  ///   - hook: The code that encodes the values of `type` (and keeps what it gathers).
-  ///   - type: The type whose values go to `hook`.
-  /// - Returns: The encoded bytes.
-  /// - Throws: What ``encode(_:)`` throws, and what `hook` throws.
-  package func encode<T: Encodable>(
-    _ value: T, hook: any BinaryEncodingHook, for type: Any.Type
-  ) throws -> [UInt8] {
-    var bytes: [UInt8] = []
-    bytes.reserveCapacity(128)
-    try encode(value, appendingTo: &bytes, state: BinaryEncodingState(hook: hook, for: type))
-    return bytes
-  }
-
   /// Writes a value into a new byte array with `write` (a type's own ``BinaryWriter`` path), in a
   /// run that hands every value of type `type` written through `Encodable` to `hook`.
   /// - Parameters:

@@ -47,19 +47,25 @@ final class PersonalSealing: BinaryEncodingHook {
 }
 
 extension BinaryEncoder {
-  /// Encodes the payload of new event `eventID` into a new byte array, with its ``Personal``
-  /// values as placeholders that the append seals.
+  /// Encodes the payload of new event `eventID` through its `Encodable` conformance into a new
+  /// byte array, with its ``Personal`` values as placeholders that the append seals: what a
+  /// type's own ``EventPayload/encode(binary:)`` must agree with.
   package func encodeForSealing<T: Encodable>(_ value: T, eventID: UUID) throws -> ([UInt8], [PendingSeal]) {
-    let sealing = PersonalSealing(eventID: eventID)
-    let bytes = try encode(value, hook: sealing, for: Personal<String>.self)
-    return (bytes, sealing.pendingSeals)
+    try writeForSealing(eventID: eventID) { try $0.encode(value) }
   }
 
   /// ``encodeForSealing(_:eventID:)`` through the payload's own path
   /// (``EventPayload/encode(binary:)``, by default the same `Codable` encoding).
   func writeForSealing<E: EventPayload>(_ payload: E, eventID: UUID) throws -> ([UInt8], [PendingSeal]) {
+    try writeForSealing(eventID: eventID) { try payload.encode(binary: &$0) }
+  }
+
+  /// The bytes `write` writes in a run that collects the pending seals of event `eventID`.
+  private func writeForSealing(
+    eventID: UUID, _ write: (inout BinaryWriter) throws -> Void
+  ) throws -> ([UInt8], [PendingSeal]) {
     let sealing = PersonalSealing(eventID: eventID)
-    let bytes = try write(hook: sealing, for: Personal<String>.self) { try payload.encode(binary: &$0) }
+    let bytes = try self.write(hook: sealing, for: Personal<String>.self, write)
     return (bytes, sealing.pendingSeals)
   }
 }
